@@ -1,0 +1,1 @@
+"""OpenStackClient plugin for Placement, with an embedded reference server."""

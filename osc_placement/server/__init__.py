@@ -1,0 +1,1 @@
+"""The embedded reference OpenStack Placement server."""
