@@ -1,0 +1,155 @@
+from osc_lib import exceptions as osc_exc
+import requests
+
+from osc_placement import http
+from tests.unit import fakes
+
+
+def client(api_version='1'):
+    return http.SessionClient(session=fakes.session(),
+                              ks_filter={'service_type': 'placement'},
+                              api_version=api_version)
+
+
+class TestHeaders(fakes.TransportTestCase):
+
+    def test_every_request_carries_version_and_accept(self):
+        self.transport.get(fakes.ENDPOINT + '/traits', json={'traits': []})
+        client('1.6').request('GET', '/traits')
+        sent = self.transport.last_request
+        self.assertEqual('placement 1.6',
+                         sent.headers['OpenStack-API-Version'])
+        self.assertEqual('application/json', sent.headers['Accept'])
+
+    def test_per_call_version_overrides(self):
+        self.transport.get(fakes.ENDPOINT + '/traits', json={'traits': []})
+        client('1.6').request('GET', '/traits', version='1.39')
+        self.assertEqual(['placement 1.39'], self.versions_sent())
+
+    def test_explicit_version_never_negotiates(self):
+        self.transport.get(fakes.ENDPOINT + '/traits', json={'traits': []})
+        c = client('1.20')
+        self.assertEqual('1.20', c.api_version)
+        c.request('GET', '/traits')
+        self.assertEqual([('GET', '/traits')], self.paths_sent())
+
+
+class TestNegotiation(fakes.TransportTestCase):
+
+    def test_building_the_client_sends_nothing(self):
+        client()
+        self.assertEqual([], self.transport.request_history)
+
+    def test_modern_server_settles_on_1_39(self):
+        self.transport.get(fakes.ROOT, json=fakes.root_document('1.39'))
+        self.assertEqual('1.39', client().api_version)
+        self.assertEqual(['placement 1.39'], self.versions_sent())
+
+    def test_older_server_406_settles_on_its_maximum(self):
+        self.transport.get(fakes.ROOT, status_code=406,
+                           json=fakes.not_acceptable('1.20'))
+        self.assertEqual('1.20', client().api_version)
+
+    def test_negotiated_version_is_used_for_requests(self):
+        self.transport.get(fakes.ROOT, status_code=406,
+                           json=fakes.not_acceptable('1.20'))
+        self.transport.get(fakes.ENDPOINT + '/traits', json={'traits': []})
+        client().request('GET', '/traits')
+        self.assertEqual(['placement 1.39', 'placement 1.20'],
+                         self.versions_sent())
+
+    def test_negotiates_once(self):
+        self.transport.get(fakes.ROOT, json=fakes.root_document())
+        self.transport.get(fakes.ENDPOINT + '/traits', json={'traits': []})
+        c = client()
+        for _ in range(3):
+            c.request('GET', '/traits')
+        self.assertEqual(1, self.paths_sent().count(('GET', '/')))
+
+    def test_server_maximum_above_ours_is_capped(self):
+        self.transport.get(fakes.ROOT, status_code=406,
+                           json=fakes.not_acceptable('1.45'))
+        self.assertEqual('1.39', client().api_version)
+
+    def test_406_without_max_version_falls_back_to_1_0(self):
+        self.transport.get(fakes.ROOT, status_code=406, text='nope')
+        self.assertEqual('1.0', client().api_version)
+
+    def test_uninformative_root_keeps_our_maximum(self):
+        self.transport.get(fakes.ROOT, status_code=404, text='not here')
+        self.assertEqual('1.39', client().api_version)
+
+    def test_unreachable_server_is_one_readable_line(self):
+        self.transport.get(fakes.ROOT,
+                           exc=requests.exceptions.ConnectionError(
+                               '[Errno 111] Connection refused'))
+        error = self.assertRaises(osc_exc.CommandError,
+                                  lambda: client().api_version)
+        self.assertEqual('The Placement service at %s could not be reached: '
+                         'Connection refused' % fakes.ENDPOINT, str(error))
+
+    def test_timeout_is_one_readable_line(self):
+        self.transport.get(fakes.ROOT,
+                           exc=requests.exceptions.ConnectTimeout('slow'))
+        error = self.assertRaises(osc_exc.CommandError,
+                                  lambda: client().api_version)
+        self.assertEqual('The Placement service at %s timed out'
+                         % fakes.ENDPOINT, str(error))
+
+
+class TestErrorTranslation(fakes.TransportTestCase):
+
+    def fail_with(self, status, **response):
+        self.transport.get(fakes.ENDPOINT + '/thing', status_code=status,
+                           **response)
+        return self.assertRaises(Exception, client('1.39').request, 'GET',
+                                 '/thing')
+
+    def test_mapped_4xx_use_last_line_of_detail(self):
+        detail = ('The resource could not be found.\n\n No resource '
+                  'provider with uuid 1234 found  ')
+        cases = {400: osc_exc.BadRequest, 401: osc_exc.Unauthorized,
+                 403: osc_exc.Forbidden, 404: osc_exc.NotFound,
+                 409: osc_exc.Conflict, 413: osc_exc.OverLimit}
+        for status, cls in cases.items():
+            error = self.fail_with(
+                status, json=fakes.placement_error(status, 'x', detail))
+            self.assertIsInstance(error, cls)
+            self.assertEqual('No resource provider with uuid 1234 found '
+                             '(HTTP %d)' % status, str(error))
+
+    def test_unmapped_4xx_is_a_line_not_a_tuple(self):
+        error = self.fail_with(405, json=fakes.placement_error(
+            405, 'Method Not Allowed', 'The method PATCH is not allowed.'))
+        self.assertIsInstance(error, osc_exc.CommandError)
+        self.assertEqual('The method PATCH is not allowed. (HTTP 405)',
+                         str(error))
+
+    def test_non_json_4xx_body(self):
+        error = self.fail_with(400, text='<html><body>\nBad gateway thing\n')
+        self.assertIsInstance(error, osc_exc.BadRequest)
+        self.assertEqual('<html><body> (HTTP 400)', str(error))
+
+    def test_empty_4xx_body_uses_reason(self):
+        error = self.fail_with(409, text='', reason='Conflict')
+        self.assertEqual('Conflict (HTTP 409)', str(error))
+
+    def test_5xx_is_readable_with_request_id(self):
+        error = self.fail_with(
+            500, json=fakes.placement_error(500, 'Internal Server Error',
+                                            'boom'),
+            headers={'x-openstack-request-id': 'req-abc'})
+        self.assertIsInstance(error, osc_exc.CommandError)
+        self.assertEqual('Placement server error: boom (HTTP 500) '
+                         '(Request-ID: req-abc)', str(error))
+
+    def test_5xx_without_body(self):
+        error = self.fail_with(503, text='', reason='Service Unavailable')
+        self.assertEqual('Placement server error: Service Unavailable '
+                         '(HTTP 503)', str(error))
+
+    def test_raise_exc_false_returns_the_response(self):
+        self.transport.get(fakes.ENDPOINT + '/thing', status_code=404,
+                           json={})
+        response = client('1.0').request('GET', '/thing', raise_exc=False)
+        self.assertEqual(404, response.status_code)

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Run every test suite and print one closing line "N passed, N failed,
+# N skipped". Exits non-zero if anything failed.
+#
+#   tools/run-tests.sh                 all suites, every reachable database
+#   tools/run-tests.sh unit            one suite: unit | server | functional | lint
+#   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
+#
+# Server and functional suites run once per database: SQLite always, and
+# PostgreSQL (127.0.0.1:5432, user postgres) and MariaDB/MySQL
+# (127.0.0.1:3306, user root) when they answer. Each run exports
+# OSC_PLACEMENT_TEST_DB_URL (empty for SQLite) to the tests.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+"$top/tools/venv.sh" || { echo "0 passed, 1 failed"; exit 1; }
+venv=${OSC_PLACEMENT_VENV:-$top/.venv}
+export PATH="$venv/bin:$PATH"
+export PYTHONDONTWRITEBYTECODE=1
+
+passed=0 failed=0 skipped=0
+
+database_url() {
+    case "$1" in
+        sqlite) echo "" ;;
+        postgresql) echo "${OSC_PLACEMENT_PG_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/}" ;;
+        mysql) echo "${OSC_PLACEMENT_MYSQL_URL:-mysql+pymysql://root@127.0.0.1:3306/}" ;;
+    esac
+}
+
+database_answers() {
+    case "$1" in
+        sqlite) return 0 ;;
+        postgresql) port=5432 ;;
+        mysql) port=3306 ;;
+    esac
+    python - "$port" <<'PY'
+import socket, sys
+try:
+    socket.create_connection(('127.0.0.1', int(sys.argv[1])), 2).close()
+except OSError:
+    sys.exit(1)
+PY
+}
+
+has_tests() {
+    [ -n "$(find "$1" \( -name 'test_*.py' -o -name '*.yaml' \) -print -quit 2>/dev/null)" ]
+}
+
+# Run one stestr suite and add its counts to the totals.
+run_suite() {
+    local label=$1 path=$2
+    echo "=== $label"
+    local log
+    log=$(mktemp)
+    stestr --test-path "$path" --top-dir ./ run ${STESTR_ARGS:-} 2>&1 | tee "$log" \
+        | grep -E '^(FAIL|ERROR)|^ - (Passed|Failed|Skipped)|^Ran |Traceback' || true
+    local status=${PIPESTATUS[0]}
+    local p f s
+    p=$(sed -n 's/^ - Passed: \([0-9]*\).*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/^ - Failed: \([0-9]*\).*/\1/p' "$log" | tail -1)
+    s=$(sed -n 's/^ - Skipped: \([0-9]*\).*/\1/p' "$log" | tail -1)
+    if [ -z "$p" ] && [ "$status" -ne 0 ]; then
+        tail -40 "$log"
+        f=1   # the suite did not even load: count it as a failure
+    fi
+    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+    skipped=$((skipped + ${s:-0}))
+    if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+        failed=$((failed + 1))
+    fi
+    rm -f "$log"
+}
+
+run_on_databases() {
+    local suite=$1
+    has_tests "tests/$suite" || { echo "=== $suite: no tests yet"; return; }
+    for db in ${OSC_PLACEMENT_DATABASES:-sqlite postgresql mysql}; do
+        if ! database_answers "$db"; then
+            echo "=== $suite on $db: SKIPPED, no $db server on 127.0.0.1"
+            continue
+        fi
+        OSC_PLACEMENT_TEST_DB_URL=$(database_url "$db") \
+            run_suite "$suite on $db" "./tests/$suite"
+    done
+}
+
+run_lint() {
+    echo "=== lint (flake8)"
+    if flake8 osc_placement tests benchmarks tools; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+}
+
+suites=${*:-lint unit server functional}
+for suite in $suites; do
+    case "$suite" in
+        lint) run_lint ;;
+        unit) run_suite unit ./tests/unit ;;
+        server|functional) run_on_databases "$suite" ;;
+        *) echo "unknown suite $suite (unit, server, functional, lint)"; exit 2 ;;
+    esac
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
