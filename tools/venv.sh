@@ -21,9 +21,15 @@ want=$(cat "$top/setup.cfg" "$top/requirements.txt" \
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     # pbr needs a version; a shallow or tag-less clone has none.
     export PBR_VERSION=${PBR_VERSION:-0.0.1}
-    "$venv/bin/python" -m pip install --quiet \
-        -e "$top[server]" \
-        -r "$top/test-requirements.txt" \
-        -r "$top/doc/requirements.txt"
+    log="$venv/install.log"
+    echo "Installing osc-placement and its test dependencies into $venv"
+    if ! "$venv/bin/python" -m pip install \
+            -e "$top[server]" \
+            -r "$top/test-requirements.txt" \
+            -r "$top/doc/requirements.txt" > "$log" 2>&1; then
+        tail -30 "$log"
+        echo "Installation failed; the whole log is in $log" >&2
+        exit 1
+    fi
     echo "$want" > "$stamp"
 fi
