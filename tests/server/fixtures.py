@@ -109,7 +109,8 @@ def intercept():
 
 _ENV_NAMES = ('RP_UUID', 'RP_NAME', 'ALT_RP_UUID', 'ALT_RP_NAME',
               'PARENT_UUID', 'CHILD_UUID', 'GRANDCHILD_UUID',
-              'AGG_1', 'AGG_2', 'AGG_3', 'CONSUMER_UUID', 'PROJECT_ID',
+              'AGG_1', 'AGG_2', 'AGG_3', 'CONSUMER_UUID',
+              'ALT_CONSUMER_UUID', 'PROJECT_ID',
               'USER_ID')
 
 
@@ -143,3 +144,55 @@ class CORSFixture(APIFixture):
 
     conf_kwargs = {'enforce_new_defaults': False,
                    'cors_allowed_origin': 'http://valid.example.com'}
+
+
+def _insert_id(conn, table, **values):
+    values.setdefault('created_at', tables.utcnow())
+    return conn.execute(table.insert().values(**values)
+                        ).inserted_primary_key[0]
+
+
+def _seed_allocations(db):
+    """A provider with VCPU/DISK_GB inventory and two consumers using it.
+
+    Allocation routes come later; until then the rows go in directly.
+    RP_UUID: VCPU 8, DISK_GB 100 (reserved 10). CONSUMER_UUID (project
+    PROJECT_ID, user USER_ID, type INSTANCE) uses VCPU 2 + DISK_GB 20;
+    ALT consumer (same project, user 'other', no type) uses VCPU 1.
+    """
+    env = os.environ
+    with db.write() as conn:
+        rp_id = _insert_id(conn, tables.resource_providers,
+                           uuid=env['RP_UUID'], name=env['RP_NAME'],
+                           generation=5)
+        conn.execute(tables.resource_providers.update().values(
+            root_provider_id=rp_id))
+        for class_id, total, reserved in ((0, 8, 0), (2, 100, 10)):
+            _insert_id(conn, tables.inventories, resource_provider_id=rp_id,
+                       resource_class_id=class_id, total=total,
+                       reserved=reserved, min_unit=1, max_unit=total,
+                       step_size=1, allocation_ratio=1.0)
+        project = _insert_id(conn, tables.projects,
+                             external_id=env['PROJECT_ID'])
+        user = _insert_id(conn, tables.users, external_id=env['USER_ID'])
+        other = _insert_id(conn, tables.users, external_id='other')
+        ctype = _insert_id(conn, tables.consumer_types, name='INSTANCE')
+        _insert_id(conn, tables.consumers, uuid=env['CONSUMER_UUID'],
+                   project_id=project, user_id=user, generation=1,
+                   consumer_type_id=ctype)
+        _insert_id(conn, tables.consumers, uuid=env['ALT_CONSUMER_UUID'],
+                   project_id=project, user_id=other, generation=1)
+        for consumer, class_id, used in ((env['CONSUMER_UUID'], 0, 2),
+                                         (env['CONSUMER_UUID'], 2, 20),
+                                         (env['ALT_CONSUMER_UUID'], 0, 1)):
+            _insert_id(conn, tables.allocations, resource_provider_id=rp_id,
+                       consumer_id=consumer, resource_class_id=class_id,
+                       used=used)
+
+
+class AllocationFixture(APIFixture):
+    """APIFixture plus a provider with inventory and allocations."""
+
+    def start_fixture(self):
+        super().start_fixture()
+        _seed_allocations(database())
