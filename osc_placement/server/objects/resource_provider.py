@@ -208,9 +208,10 @@ def delete(conn, uuid):
 def _capacity_clause(class_id, amount):
     """The provider has inventory of the class that fits ``amount``."""
     used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-            .where(_ALLOC.c.resource_provider_id == _RP.c.id,
-                   _ALLOC.c.resource_class_id == class_id)
-            .scalar_subquery())
+            .where(_ALLOC.c.resource_provider_id
+                   == _INV.c.resource_provider_id,
+                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+            .correlate(_INV).scalar_subquery())
     return sa.exists().where(
         _INV.c.resource_provider_id == _RP.c.id,
         _INV.c.resource_class_id == class_id,
