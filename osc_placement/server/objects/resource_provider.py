@@ -200,6 +200,10 @@ def delete(conn, uuid):
     for table in (_INV, _RPT, _RPA):
         conn.execute(table.delete().where(
             table.c.resource_provider_id == rp_id))
+    # A root references itself; MySQL checks that FK row by row, so drop
+    # the self-reference before the row.
+    conn.execute(_RP.update().where(_RP.c.id == rp_id)
+                 .values(root_provider_id=None))
     conn.execute(_RP.delete().where(_RP.c.id == rp_id))
 
 
