@@ -4,6 +4,7 @@
 ``make_conf`` builds a ready one from keyword arguments (tests, tools).
 """
 
+from keystonemiddleware import opts as keystone_opts
 from oslo_config import cfg
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
@@ -67,7 +68,8 @@ def register_opts(conf):
     conf.register_opts(SERVER_OPTS, group='server')
     conf.register_opts(cors.CORS_OPTS, group='cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, group='oslo_middleware')
-    for group, opts in policy_opts.list_opts():
+    for group, opts in (policy_opts.list_opts()
+                        + keystone_opts.list_auth_token_opts()):
         conf.register_opts(opts, group=group)
 
 

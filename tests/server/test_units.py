@@ -272,3 +272,19 @@ class TestCommand(testtools.TestCase):
 
     def test_unknown_command(self):
         self.assertRaises(SystemExit, cmd.main, ['db', 'pony'])
+
+
+class TestKeystone(testtools.TestCase):
+
+    def test_root_bypasses_auth_and_api_needs_a_token(self):
+        conf = conf_mod.make_conf('sqlite://', auth_strategy='keystone')
+        conf.set_override('www_authenticate_uri',
+                          'http://keystone.example/identity',
+                          'keystone_authtoken')
+        app = app_mod.make_app(conf)
+        self.assertEqual(200, webob.Request.blank('/').get_response(
+            app).status_int)
+        resp = webob.Request.blank('/resource_providers').get_response(app)
+        self.assertEqual(401, resp.status_int)
+        self.assertIn('keystone.example', resp.headers['WWW-Authenticate'])
+        self.assertIn('x-openstack-request-id', resp.headers)
