@@ -15,6 +15,7 @@ raises upstream's 400s against sets of known names the caller supplies.
 """
 
 import dataclasses
+import functools
 import re
 import uuid as uuid_lib
 
@@ -171,13 +172,30 @@ def _last_values(pairs):
     return dict(pairs)
 
 
-def _validate_schema(pairs, schema):
-    try:
-        jsonschema.validate(_last_values(pairs), schema,
-                            format_checker=jsonschema.FormatChecker())
-    except jsonschema.ValidationError as exc:
+def _validate_schema(pairs, validator):
+    # Same error selection as jsonschema.validate (best_match), without
+    # rebuilding and re-checking the schema on every request.
+    error = jsonschema.exceptions.best_match(
+        validator.iter_errors(_last_values(pairs)))
+    if error is not None:
         raise errors.BadRequest(
-            'Invalid query string parameters: %s' % exc)
+            'Invalid query string parameters: %s' % error)
+
+
+def _validator(schema):
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=jsonschema.FormatChecker())
+
+
+@functools.lru_cache(maxsize=None)
+def _candidates_validator(version):
+    return _validator(allocation_candidates_query_schema(version))
+
+
+@functools.lru_cache(maxsize=None)
+def _providers_validator(version):
+    return _validator(resource_providers_query_schema(version))
 
 
 def is_uuid_like(value):
@@ -401,7 +419,7 @@ def parse_candidate_request(query, version):
     request groups (with orphan / resourceless checks), group_policy.
     """
     pairs = as_pairs(query)
-    _validate_schema(pairs, allocation_candidates_query_schema(version))
+    _validate_schema(pairs, _candidates_validator(version))
     wide = _parse_request_wide(pairs, version)
     groups = _parse_groups(pairs, version)
     if version >= SAME_SUBTREE:
@@ -591,7 +609,7 @@ def parse_provider_filters(query, version):
     ``name`` and ``uuid`` are left to the caller (plain equality).
     """
     pairs = as_pairs(query)
-    _validate_schema(pairs, resource_providers_query_schema(version))
+    _validate_schema(pairs, _providers_validator(version))
     last = _last_values(pairs)
     group = {}
     if 'member_of' in last:
