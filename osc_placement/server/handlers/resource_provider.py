@@ -2,26 +2,26 @@
 
 import uuid as uuidlib
 
-from osc_placement.server import errors
-from osc_placement.server import schemas
 from osc_placement.server import wsgi
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
-from osc_placement.server.handlers import provider_query
+from osc_placement.server.objects import request_groups
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import trait as trait_obj
+from osc_placement.server import schemas
 from osc_placement.server.schemas import resource_provider as schema
 
 
 @wsgi.accept_json
 def list_providers(req):
     req.authorize('placement:resource_providers:list')
-    params = req.query(schemas.for_version(schema.LIST_QUERY, req.version))
+    group = request_groups.parse_provider_filters(list(req.GET.items()),
+                                                  req.version)
     with req.db.read() as conn:
-        filters = _list_filters(req, conn, params)
-        rows = [] if filters is None else rp_obj.list_providers(
-            conn, **filters)
+        rows = rp_obj.list_providers(conn, name=req.GET.get('name'),
+                                     uuid=req.GET.get('uuid'),
+                                     **_resolved_filters(conn, group))
     body = {'resource_providers': [common.provider_json(req, r)
                                    for r in rows]}
     latest = max((common.changed_at(r) for r in rows), default=None)
@@ -29,43 +29,21 @@ def list_providers(req):
                        latest or tables.utcnow())
 
 
-def _list_filters(req, conn, params):
-    """Keyword filters for rp_obj.list_providers; None = nothing matches."""
-    filters = {'name': params.get('name'), 'uuid': params.get('uuid'),
-               'in_tree': params.get('in_tree')}
-    if 'resources' in params:
-        filters['resources'] = _class_ids(conn, provider_query.parse_resources(
-            params['resources']))
-    if 'required' in params:
-        required, forbidden = provider_query.parse_required(
-            req.GET.getall('required'), req.version)
-        filters['required'], filters['forbidden'] = _trait_ids(
-            conn, required, forbidden)
-    if 'member_of' in params:
-        filters['member_of'], filters['forbidden_aggs'] = (
-            provider_query.parse_member_of(req.GET.getall('member_of'),
-                                           req.version))
-    return filters
-
-
-def _class_ids(conn, resources):
-    ids = resource_class.require_ids(
-        conn, list(resources),
-        'Invalid resource class in resources parameter: No such resource '
-        'class %s.')
-    return {ids[name]: amount for name, amount in resources.items()}
-
-
-def _trait_ids(conn, required, forbidden):
-    names = set(forbidden).union(*required) if required else set(forbidden)
-    ids = trait_obj.ids_for(conn, sorted(names))
-    unknown = sorted(names - set(ids))
-    if unknown:
-        raise errors.BadRequest(
-            'Invalid trait(s) in "required" parameter: No such trait(s): '
-            '%s.' % ', '.join(unknown))
-    return ([{ids[n] for n in any_of} for any_of in required],
-            {ids[n] for n in forbidden})
+def _resolved_filters(conn, group):
+    """The parsed filters with class and trait names turned into ids (400
+    for unknown names, upstream's texts)."""
+    class_ids = resource_class.ids_for(conn, list(group.resources))
+    trait_ids = trait_obj.ids_for(conn, sorted(group.trait_names()))
+    request_groups.validate_provider_filter_names(group, class_ids,
+                                                  trait_ids)
+    return {'in_tree': group.in_tree,
+            'resources': {class_ids[name]: amount
+                          for name, amount in group.resources.items()},
+            'required': [{trait_ids[n] for n in any_of}
+                         for any_of in group.required_traits],
+            'forbidden': {trait_ids[n] for n in group.forbidden_traits},
+            'member_of': list(group.member_of),
+            'forbidden_aggs': set(group.forbidden_aggs)}
 
 
 @wsgi.require_json

@@ -26,22 +26,6 @@ CREATE = [((1, 0), _CREATE_10), ((1, 14), _CREATE_114)]
 UPDATE = [((1, 0), _UPDATE_10), ((1, 14), _UPDATE_114)]
 
 
-def _query(*extra):
-    props = {'name': {'type': 'string'},
-             'uuid': {'type': 'string', 'format': 'uuid'}}
-    for name in extra:
-        props[name] = ({'type': 'string', 'format': 'uuid'}
-                       if name == 'in_tree' else {'type': 'string'})
-    return {'type': 'object', 'properties': props,
-            'additionalProperties': False}
+# The list query schema lives with its parser in objects/request_groups.py.
 
-
-LIST_QUERY = [
-    ((1, 0), _query()),
-    ((1, 3), _query('member_of')),
-    ((1, 4), _query('member_of', 'resources')),
-    ((1, 14), _query('member_of', 'resources', 'in_tree')),
-    ((1, 18), _query('member_of', 'resources', 'in_tree', 'required')),
-]
-
-__all__ = ['CREATE', 'UPDATE', 'LIST_QUERY', 'for_version']
+__all__ = ['CREATE', 'UPDATE', 'for_version']
