@@ -73,6 +73,12 @@ class Router:
         return list(methods or ())
 
 
+def _raised(err):
+    """Errors upstream raises past the microversion layer: no vary."""
+    err.vary = False
+    return err
+
+
 def _unauthorized(start_response):
     start_response('401 Unauthorized', [
         _JSON_HEADERS, ('Content-Length', str(len(_UNAUTHORIZED_BODY)))])
@@ -122,12 +128,14 @@ class PlacementApp:
             resp = self._error(req, errors.InternalServerError(
                 'The server has either erred or is incapable of performing '
                 'the requested operation.\n\n   %s' % exc))
+            # Upstream's fault wrapper sits outside the microversion layer.
+            resp.version_header = False
         return self._send(req, resp, start_response)
 
     def _dispatch(self, req):
-        self._check_body_headers(req)
         req.version = microversion.parse(
             req.environ.get(microversion.ENVIRON_HEADER))
+        self._check_body_headers(req)
         methods, url_vars = self.router.match(req.path_info)
         if methods is None:
             raise wsgi.not_found()
@@ -145,10 +153,11 @@ class PlacementApp:
         try:
             length = int(length)
         except ValueError:
-            raise errors.BadRequest('content-length header must be an integer')
+            raise _raised(errors.BadRequest(
+                'content-length header must be an integer'))
         if length > 0 and not req.environ.get('CONTENT_TYPE'):
-            raise errors.BadRequest(
-                'content-type header required when content-length > 0')
+            raise _raised(errors.BadRequest(
+                'content-type header required when content-length > 0'))
 
     @staticmethod
     def _error(req, err):
@@ -162,7 +171,7 @@ class PlacementApp:
     @staticmethod
     def _send(req, resp, start_response):
         headers = resp.headers
-        if req.version is not None:
+        if req.version is not None and resp.version_header:
             headers.append(('openstack-api-version',
                             microversion.response_header(req.version)))
             if resp.vary:

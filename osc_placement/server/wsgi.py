@@ -75,13 +75,14 @@ def validate(data, schema, template, formats=_BODY_FORMATS):
 class Response:
     """What a handler returns: status, optional JSON body, headers."""
 
-    __slots__ = ('status', 'body', 'headers', 'vary')
+    __slots__ = ('status', 'body', 'headers', 'vary', 'version_header')
 
     def __init__(self, status=200, body=None, headers=None):
         self.status = status
         self.body = body
         self.headers = headers or []
         self.vary = True
+        self.version_header = True
 
 
 def http_date(when):
