@@ -4,6 +4,7 @@ line, start-up, persistence and concurrency."""
 import io
 import os
 import threading
+import uuid as uuidlib
 
 import fixtures
 import sqlalchemy as sa
@@ -19,6 +20,7 @@ from osc_placement.server import microversion
 from osc_placement.server import policy
 from osc_placement.server.db import migration
 from osc_placement.server.db import tables
+from tests.server import fixtures as api_fixtures
 
 
 class TestMicroversion(testtools.TestCase):
@@ -182,30 +184,69 @@ class TestStartup(SQLiteFileTestCase):
         self.assertEqual(200, req.get_response(app).status_int)
 
 
-class TestConcurrency(SQLiteFileTestCase):
+class TestConcurrency(testtools.TestCase):
+    """Concurrent writers on the test database (SQLite, or the server named
+    by OSC_PLACEMENT_TEST_DB_URL): exactly one wins, the rest get 409."""
 
-    def test_generation_race_has_one_winner(self):
-        app = self.make_app()
-        resp = _request(app, 'POST', '/resource_providers', '{"name": "r"}')
-        uuid = resp.json['uuid']
-        body = ('{"resource_provider_generation": 0, "inventories": '
-                '{"VCPU": {"total": %d}}}')
+    def setUp(self):
+        super().setUp()
+        db = api_fixtures.database()
+        api_fixtures.reset_database(db)
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            'unused://', enforce_new_defaults=False), db=db)
+        resp = _request(self.app, 'POST', '/resource_providers',
+                        '{"name": "raced"}')
+        self.uuid = resp.json['uuid']
+
+    def _race(self, method, path, bodies):
         statuses = []
 
-        def writer(total):
-            statuses.append(_request(
-                app, 'PUT', '/resource_providers/%s/inventories' % uuid,
-                body % total).status_int)
-        threads = [threading.Thread(target=writer, args=(n,))
-                   for n in range(1, 9)]
+        def writer(body):
+            statuses.append(_request(self.app, method, path,
+                                     body).status_int)
+        threads = [threading.Thread(target=writer, args=(body,))
+                   for body in bodies]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        self.assertEqual(1, statuses.count(200))
-        self.assertEqual(7, statuses.count(409))
-        resp = _request(app, 'GET', '/resource_providers/' + uuid)
-        self.assertEqual(1, resp.json['generation'])
+        return sorted(statuses)
+
+    def _generation(self):
+        return _request(self.app, 'GET', '/resource_providers/' +
+                        self.uuid).json['generation']
+
+    def test_inventory_race(self):
+        body = ('{"resource_provider_generation": 0, "inventories": '
+                '{"VCPU": {"total": %d}, "DISK_GB": {"total": 9}}}')
+        statuses = self._race(
+            'PUT', '/resource_providers/%s/inventories' % self.uuid,
+            [body % n for n in range(1, 7)])
+        self.assertEqual([200] + [409] * 5, statuses)
+        self.assertEqual(1, self._generation())
+
+    def test_trait_race(self):
+        body = ('{"resource_provider_generation": 0, "traits": '
+                '["HW_CPU_X86_SSE%s"]}')
+        statuses = self._race(
+            'PUT', '/resource_providers/%s/traits' % self.uuid,
+            [body % n for n in ('', '2', '3', '41', '42')])
+        self.assertEqual([200] + [409] * 4, statuses)
+        self.assertEqual(1, self._generation())
+
+    def test_aggregate_race_creates_each_aggregate_once(self):
+        agg = '"%s"' % uuidlib.uuid4()
+        body = ('{"resource_provider_generation": 0, "aggregates": [%s]}'
+                % agg)
+        statuses = self._race(
+            'PUT', '/resource_providers/%s/aggregates' % self.uuid,
+            [body] * 5)
+        self.assertEqual([200] + [409] * 4, statuses)
+
+    def test_create_race_on_one_name(self):
+        statuses = self._race('POST', '/resource_providers',
+                              ['{"name": "same"}'] * 5)
+        self.assertEqual([200] + [409] * 4, statuses)
 
 
 class TestCommand(testtools.TestCase):

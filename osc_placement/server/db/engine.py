@@ -17,6 +17,7 @@ from sqlalchemy import pool
 _WRITE = 'placement_write'
 # MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
 _MYSQL_RETRYABLE = (1213, 1205)
+_INTEGRITY_RETRIES = 2
 
 
 class Retry(Exception):
@@ -128,6 +129,11 @@ class Database:
                     return fn(conn, *args)
             except Retry:
                 if last:
+                    raise
+            except sa.exc.IntegrityError:
+                # A concurrent insert of the same key: re-run, and the
+                # re-run's own checks give the proper answer (e.g. 409).
+                if attempt >= _INTEGRITY_RETRIES or last:
                     raise
             except sa.exc.DBAPIError as exc:
                 if last or not _is_retryable(exc):

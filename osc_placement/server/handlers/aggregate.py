@@ -52,9 +52,11 @@ def set_aggregates(req):
 
 def _set(conn, uuid, aggregates, given_generation):
     provider = common.provider_or_404(conn, uuid)
+    new_generation = provider['generation']
     if given_generation is not None:
+        # Compare-and-swap first: concurrent writers queue on the row.
         generation.check(provider, given_generation, _conflict)
+        new_generation = generation.bump(conn, provider['id'],
+                                         given_generation, _conflict)
     agg_obj.replace_provider_aggregates(conn, provider['id'], aggregates)
-    if given_generation is None:
-        return provider['generation']
-    return generation.bump(conn, provider['id'], given_generation, _conflict)
+    return new_generation

@@ -167,11 +167,20 @@ def _set_traits(conn, uuid, names, given_generation):
     unknown = [n for n in names if n not in ids]
     if unknown:
         raise errors.BadRequest('No such trait %s' % ', '.join(unknown))
-    new_generation = provider['generation']
-    if trait_obj.replace_provider_traits(conn, provider['id'], ids.values()):
-        new_generation = generation.bump(conn, provider['id'],
-                                         given_generation, _conflict)
+    new_generation = _replace(conn, provider, set(ids.values()))
     return new_generation, trait_obj.provider_traits(conn, provider['id'])
+
+
+def _replace(conn, provider, wanted):
+    """Bump (compare-and-swap first, so writers queue) and write, only if
+    the set changes; return the provider generation."""
+    current = trait_obj.provider_trait_ids(conn, provider['id'])
+    if current == wanted:
+        return provider['generation']
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'], _conflict)
+    trait_obj.replace_provider_traits(conn, provider['id'], current, wanted)
+    return new_generation
 
 
 @wsgi.since(_SINCE)
@@ -183,6 +192,4 @@ def delete_provider_traits(req):
 
 def _delete_traits(conn, uuid):
     provider = common.provider_or_404(conn, uuid, _provider_404(uuid))
-    if trait_obj.replace_provider_traits(conn, provider['id'], ()):
-        generation.bump(conn, provider['id'], provider['generation'],
-                        _conflict)
+    _replace(conn, provider, set())

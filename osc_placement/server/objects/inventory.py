@@ -95,8 +95,14 @@ def _row(provider_id, class_id, record, now):
     return row
 
 
+# Each write bumps the generation first: the compare-and-swap locks the
+# provider row, so concurrent writers to one provider queue there and the
+# losers get a clean 409 instead of a unique-key clash on inventories.
+
 def add(conn, provider, class_id, record):
     """Insert one class; 409 if the provider already has it."""
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'])
     if get_one(conn, provider['id'], class_id) is not None:
         raise errors.Conflict(
             'Update conflict: Inventory for class %s already exists on '
@@ -104,22 +110,26 @@ def add(conn, provider, class_id, record):
             code=errors.CONCURRENT_UPDATE)
     conn.execute(_INV.insert().values(
         **_row(provider['id'], class_id, record, tables.utcnow())))
-    return generation.bump(conn, provider['id'], provider['generation'])
+    return new_generation
 
 
 def update_one(conn, provider, class_id, record):
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'])
     conn.execute(_INV.update().where(
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id)
         .values(updated_at=tables.utcnow(), **record))
-    return generation.bump(conn, provider['id'], provider['generation'])
+    return new_generation
 
 
 def delete_one(conn, provider, class_id):
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'])
     conn.execute(_INV.delete().where(
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id))
-    return generation.bump(conn, provider['id'], provider['generation'])
+    return new_generation
 
 
 def replace_all(conn, provider, records_by_id, in_use_error):
@@ -127,6 +137,8 @@ def replace_all(conn, provider, records_by_id, in_use_error):
 
     ``in_use_error(class_ids)`` builds the error for removing classes
     that still have allocations."""
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'])
     current = {r['resource_class_id']: r for r in conn.execute(
         sa.select(_INV).where(
             _INV.c.resource_provider_id == provider['id'])).mappings()}
@@ -148,7 +160,7 @@ def replace_all(conn, provider, records_by_id, in_use_error):
             conn.execute(_INV.update().where(
                 _INV.c.id == current[class_id]['id'])
                 .values(updated_at=now, **record))
-    return generation.bump(conn, provider['id'], provider['generation'])
+    return new_generation
 
 
 def _changed(row, record):

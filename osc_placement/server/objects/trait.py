@@ -70,13 +70,14 @@ def provider_traits(conn, provider_id):
         .order_by(_T.c.name)).tuples().all()
 
 
-def replace_provider_traits(conn, provider_id, trait_ids):
-    """Make the provider's trait set exactly ``trait_ids``; return whether
-    it changed."""
-    current = set(conn.execute(
+def provider_trait_ids(conn, provider_id):
+    return set(conn.execute(
         sa.select(_RPT.c.trait_id)
         .where(_RPT.c.resource_provider_id == provider_id)).scalars())
-    wanted = set(trait_ids)
+
+
+def replace_provider_traits(conn, provider_id, current, wanted):
+    """Turn the provider's trait ids ``current`` into ``wanted``."""
     removed, added = current - wanted, wanted - current
     if removed:
         conn.execute(_RPT.delete().where(
@@ -87,4 +88,3 @@ def replace_provider_traits(conn, provider_id, trait_ids):
         conn.execute(_RPT.insert(), [
             {'resource_provider_id': provider_id, 'trait_id': t,
              'created_at': now} for t in sorted(added)])
-    return bool(removed or added)
