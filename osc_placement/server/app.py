@@ -161,7 +161,8 @@ class PlacementApp:
 
     @staticmethod
     def _error(req, err):
-        with_code = req.version is not None and req.version >= (1, 23)
+        with_code = (req.version is not None
+                     and req.version.supports('error_codes'))
         body = err.as_dict(req.environ.get('openstack.request_id'),
                            with_code)
         resp = wsgi.Response(err.status, body, list(err.headers.items()))

@@ -95,7 +95,7 @@ def cached(req, resp, last_modified):
 
     ``last_modified`` is a datetime, or None to send only cache-control
     (upstream's gap for some empty responses)."""
-    if req.version >= (1, 15):
+    if req.version.supports('cache_headers'):
         resp.headers.append(('cache-control', 'no-cache'))
         if last_modified is not None:
             resp.headers.append(('last-modified', http_date(last_modified)))
@@ -124,12 +124,13 @@ def accept_json(handler):
     return wrapper
 
 
-def since(version, status=404):
-    """Hide a handler below ``version`` (404, or 405 where upstream does)."""
+def since(feature, status=404):
+    """Hide a handler below the version that adds ``feature`` (a name in
+    microversion.FEATURES): 404, or 405 where upstream does."""
     def decorator(handler):
         @functools.wraps(handler)
         def wrapper(req):
-            if req.version < version:
+            if not req.version.supports(feature):
                 if status == 405:
                     raise errors.method_not_allowed(
                         req.method, req.app.router.allowed(req.path_info))

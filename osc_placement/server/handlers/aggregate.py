@@ -8,14 +8,14 @@ from osc_placement.server.objects import generation
 from osc_placement.server.schemas import misc as schemas
 from osc_placement.server import errors
 
-_SINCE = (1, 1)
+_SINCE = 'aggregates'
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "
                        "Please update the generation and try again.")
 
 
 def _body(req, aggregates, provider_generation):
     body = {'aggregates': aggregates}
-    if req.version >= (1, 19):
+    if req.version.supports('aggregate_generation'):
         body['resource_provider_generation'] = provider_generation
     return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
 
@@ -41,7 +41,7 @@ def set_aggregates(req):
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
         common.provider_or_404(conn, uuid)
-    with_generation = req.version >= (1, 19)
+    with_generation = req.version.supports('aggregate_generation')
     data = req.json_body(schemas.AGGREGATES_119 if with_generation
                          else schemas.AGGREGATES_11)
     aggregates = data['aggregates'] if with_generation else data

@@ -16,12 +16,12 @@ def provider_links(req, uuid):
              {'rel': 'inventories', 'href': req.link(base + '/inventories')},
              {'rel': 'usages', 'href': req.link(base + '/usages')}]
     version = req.version
-    if version >= (1, 1):
+    if version.supports('aggregates'):
         links.append({'rel': 'aggregates',
                       'href': req.link(base + '/aggregates')})
-    if version >= (1, 6):
+    if version.supports('traits'):
         links.append({'rel': 'traits', 'href': req.link(base + '/traits')})
-    if version >= (1, 11):
+    if version.supports('allocations_link'):
         links.append({'rel': 'allocations',
                       'href': req.link(base + '/allocations')})
     return links
@@ -31,7 +31,7 @@ def provider_json(req, row):
     body = {'uuid': row['uuid'], 'name': row['name'],
             'generation': row['generation'],
             'links': provider_links(req, row['uuid'])}
-    if req.version >= (1, 14):
+    if req.version.supports('nested'):
         body['parent_provider_uuid'] = row['parent_provider_uuid']
         body['root_provider_uuid'] = row['root_provider_uuid']
     return body

@@ -119,7 +119,7 @@ def _set_all(conn, uuid, given_generation, records, version):
         conn, provider, {ids[n]: rec for n, rec in records.items()}, in_use)
 
 
-@wsgi.since((1, 5), status=405)
+@wsgi.since('delete_all_inventories', status=405)
 def delete_inventories(req):
     req.authorize('placement:resource_providers:inventories:delete')
     req.db.run_write(_delete_all, req.url_vars['uuid'])

@@ -9,7 +9,7 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class as rc_obj
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = (1, 2)
+_SINCE = 'resource_classes'
 
 
 def _class_json(req, name):
@@ -75,7 +75,7 @@ def show_class(req):
 
 @wsgi.since(_SINCE)
 def update_class(req):
-    if req.version >= (1, 7):
+    if req.version.supports('rc_put_create'):
         return _create_or_verify(req)
     return _rename(req)
 

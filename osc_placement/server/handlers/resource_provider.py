@@ -57,7 +57,7 @@ def create_provider(req):
         parent = common.normalize_uuid(parent)
     row = req.db.run_write(rp_obj.create, uuid, data['name'], parent)
     location = [('Location', req.location('/resource_providers/' + uuid))]
-    if req.version < (1, 20):
+    if not req.version.supports('create_returns_body'):
         return wsgi.Response(201, None, location)
     resp = wsgi.Response(200, common.provider_json(req, row), location)
     return wsgi.cached(req, resp, common.changed_at(row))

@@ -13,7 +13,7 @@ from osc_placement.server.objects import generation
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = (1, 6)
+_SINCE = 'traits'
 _CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "
                        "Please update the generation and try again.")

@@ -21,12 +21,12 @@ def provider_usages(req):
     return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
 
 
-@wsgi.since((1, 9))
+@wsgi.since('usages')
 @wsgi.accept_json
 def project_usages(req):
     req.authorize('placement:usages',
                   {'project_id': req.GET.get('project_id')})
-    by_type = req.version >= (1, 38)
+    by_type = req.version.supports('consumer_types')
     params = req.query(schemas.USAGES_138 if by_type else schemas.USAGES_19)
     with req.db.read() as conn:
         if by_type:

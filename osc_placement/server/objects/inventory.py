@@ -40,7 +40,7 @@ def check_capacity(records, provider_uuid, version):
     for name, record in records.items():
         cap = (record['total'] - record['reserved']) \
             * record['allocation_ratio']
-        if version >= (1, 26):
+        if version.supports('reserved_eq_total'):
             bad, relation = cap < 0, 'greater than'
         else:
             bad, relation = cap <= 0, 'greater than or equal to'
