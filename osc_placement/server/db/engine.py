@@ -9,6 +9,7 @@ deadlock), in a fresh transaction.
 """
 
 import contextlib
+import threading
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -104,16 +105,20 @@ class Database:
     def __init__(self, engine, write_retries=10):
         self.engine = engine
         self.write_retries = write_retries
+        # In-memory SQLite is one shared connection: one transaction at a
+        # time, or threads would interleave statements in it.
+        single = isinstance(engine.pool, pool.StaticPool)
+        self._lock = threading.RLock() if single else contextlib.nullcontext()
 
     @contextlib.contextmanager
     def read(self):
-        with self.engine.connect() as conn:
+        with self._lock, self.engine.connect() as conn:
             with conn.begin():
                 yield conn
 
     @contextlib.contextmanager
     def write(self):
-        with self.engine.connect() as conn:
+        with self._lock, self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE: True})
             with conn.begin():
                 yield conn
