@@ -54,7 +54,9 @@ class GabbiFile(unittest.TestCase):
 
 def _file_name(suite):
     first = next(iter(suite))
-    return first.id().split('.')[-2].split('_', 1)[0]
+    # gabbi ids are "<module>.<file>_<request name>.test_request" and
+    # request names may contain dots.
+    return first.id()[len(__name__) + 1:].split('_', 1)[0]
 
 
 def load_tests(loader, tests, pattern):
