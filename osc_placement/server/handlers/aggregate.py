@@ -1,12 +1,12 @@
 """/resource_providers/{uuid}/aggregates (1.1)."""
 
+from osc_placement.server import errors
 from osc_placement.server import wsgi
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import aggregate as agg_obj
 from osc_placement.server.objects import generation
 from osc_placement.server.schemas import misc as schemas
-from osc_placement.server import errors
 
 _SINCE = 'aggregates'
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "

@@ -2,6 +2,7 @@
 
 import uuid as uuidlib
 
+from osc_placement.server import schemas
 from osc_placement.server import wsgi
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
@@ -9,7 +10,6 @@ from osc_placement.server.objects import request_groups
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import trait as trait_obj
-from osc_placement.server import schemas
 from osc_placement.server.schemas import resource_provider as schema
 
 

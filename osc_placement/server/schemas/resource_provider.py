@@ -1,8 +1,7 @@
-"""Resource provider bodies and the list query."""
+"""Resource provider bodies (the list query schema lives with its parser in
+objects/request_groups.py)."""
 
 import copy
-
-from osc_placement.server.schemas import for_version
 
 _CREATE_10 = {
     'type': 'object',
@@ -24,8 +23,3 @@ del _UPDATE_114['properties']['uuid']
 
 CREATE = [((1, 0), _CREATE_10), ((1, 14), _CREATE_114)]
 UPDATE = [((1, 0), _UPDATE_10), ((1, 14), _UPDATE_114)]
-
-
-# The list query schema lives with its parser in objects/request_groups.py.
-
-__all__ = ['CREATE', 'UPDATE', 'for_version']
