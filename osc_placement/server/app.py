@@ -202,9 +202,24 @@ def request_id_middleware(app):
             if not any(k.lower() == 'x-openstack-request-id'
                        for k, _ in headers):
                 headers.append(('x-openstack-request-id', request_id))
+            if LOG.isEnabledFor(logging.INFO):
+                _log_request(environ, status, headers)
             return start_response(status, headers, exc_info)
         return app(environ, start)
     return middleware
+
+
+def _log_request(environ, status, headers):
+    """Upstream's one line per request."""
+    found = {k.lower(): v for k, v in headers}
+    uri = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
+    if environ.get('QUERY_STRING'):
+        uri += '?' + environ['QUERY_STRING']
+    LOG.info('%s "%s %s" status: %s len: %s microversion: %s',
+             environ.get('REMOTE_ADDR'), environ.get('REQUEST_METHOD'), uri,
+             status.split(' ', 1)[0], found.get('content-length', 0),
+             found.get('openstack-api-version', '-').replace(
+                 'placement ', ''))
 
 
 def noauth_middleware(app):

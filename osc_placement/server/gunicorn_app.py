@@ -24,7 +24,6 @@ class PlacementServer(base.BaseApplication):
             'worker_class': 'gthread',
             'graceful_timeout': 10,
             'proc_name': 'placement-server',
-            'accesslog': '-' if self.access_log else None,
         }
         # gunicorn >= 25 opens a control socket at a fixed per-user path;
         # several servers on one host would fight over it.
@@ -35,6 +34,9 @@ class PlacementServer(base.BaseApplication):
 
     def load(self):
         # Runs in each worker after fork: its own engine and pool.
-        logging.basicConfig(level=logging.WARNING)
+        logging.basicConfig(
+            level=logging.INFO if self.access_log else logging.WARNING,
+            format='%(asctime)s %(process)d %(levelname)s %(name)s '
+                   '%(message)s')
         from osc_placement.server import app
         return app.make_app(self.conf)
