@@ -42,11 +42,13 @@ class PlacementError(Exception):
         self.code = code
         self.headers = headers or {}
         self.extra = {}
+        # False renders ``detail`` alone, without WebOb's explanation.
+        self.explained = True
 
     def full_detail(self):
         """The detail text as WebOb renders it: explanation, then message."""
         explanation = _EXPLANATIONS.get(self.status)
-        if explanation is None:
+        if explanation is None or not self.explained:
             return str(self.detail)
         message = str(self.detail).replace('\n', ' ')
         return '%s\n\n %s  ' % (explanation, message)

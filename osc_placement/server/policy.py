@@ -143,7 +143,10 @@ def authorize(enforcer, context, name, target=None):
     except oslo_policy.InvalidScope:
         allowed = False
     if context.system_scope and not allowed:
-        raise _forbidden(name)
+        # Upstream answers a scope mismatch with just the rule name.
+        err = _forbidden(name)
+        err.explained = False
+        raise err
     if not allowed:
         raise _forbidden('Policy does not allow %s to be performed.' % name)
 
