@@ -285,5 +285,6 @@ def make_app(conf, db=None):
     else:
         app = keystone_middleware(app, conf)
     app = _cors(app, conf)
-    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    if conf.oslo_middleware.enable_proxy_headers_parsing:
+        app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return request_id_middleware(app)

@@ -107,13 +107,49 @@ def list_rules():
     return rules
 
 
+class CachingEnforcer:
+    """oslo.policy's Enforcer plus a per-process cache of decisions.
+
+    A decision depends only on the rule, the caller's roles, project, user
+    and scope, and the target; the cache is dropped whenever oslo.policy
+    reloads its rules (a changed policy file), so it cannot go stale.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self, enforcer):
+        self.enforcer = enforcer
+        self._rules = None
+        self._decisions = {}
+
+    def allowed(self, name, target, context):
+        self.enforcer.load_rules()
+        if self._rules is not self.enforcer.rules:
+            self._rules, self._decisions = self.enforcer.rules, {}
+        key = (name, tuple(sorted(target.items())), context.key())
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._decide(name, target, context)
+            if len(self._decisions) >= self.MAX_ENTRIES:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
+
+    def _decide(self, name, target, context):
+        try:
+            return bool(self.enforcer.enforce(name, target, context.creds(),
+                                              do_raise=False))
+        except oslo_policy.InvalidScope:
+            return False
+
+
 def make_enforcer(conf):
     enforcer = oslo_policy.Enforcer(conf)
     enforcer.suppress_deprecation_warnings = True
     enforcer.suppress_default_change_warnings = True
     enforcer.register_defaults(list_rules())
     enforcer.load_rules()
-    return enforcer
+    return CachingEnforcer(enforcer)
 
 
 class Context:
@@ -127,6 +163,10 @@ class Context:
         self.roles = roles
         self.system_scope = system_scope
 
+    def key(self):
+        return (self.user_id, self.project_id, tuple(self.roles),
+                self.system_scope)
+
     def creds(self):
         return {'user_id': self.user_id, 'project_id': self.project_id,
                 'roles': self.roles, 'system_scope': self.system_scope}
@@ -137,11 +177,7 @@ def authorize(enforcer, context, name, target=None):
     if target is None:
         target = {'project_id': context.project_id,
                   'user_id': context.user_id}
-    try:
-        allowed = enforcer.enforce(name, target, context.creds(),
-                                   do_raise=False)
-    except oslo_policy.InvalidScope:
-        allowed = False
+    allowed = enforcer.allowed(name, target, context)
     if context.system_scope and not allowed:
         # Upstream answers a scope mismatch with just the rule name.
         err = _forbidden(name)

@@ -103,6 +103,21 @@ class TestPolicy(testtools.TestCase):
         self.assertFalse(self._allowed(enforcer, ['admin'],
                                        'placement:traits:list'))
 
+    def test_decision_cache_follows_policy_file_changes(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as f:
+            f.write('"placement:traits:list": "role:reader"\n')
+        enforcer = self._enforcer(policy_file=path)
+        self.assertTrue(self._allowed(enforcer, ['reader'],
+                                      'placement:traits:list'))
+        with open(path, 'w') as f:
+            f.write('"placement:traits:list": "role:member"\n')
+        stat = os.stat(path)
+        os.utime(path, (stat.st_atime, stat.st_mtime + 10))
+        self.assertFalse(self._allowed(enforcer, ['reader'],
+                                       'placement:traits:list'))
+
     def test_rules_are_documented_oslo_rules(self):
         for rule in policy.list_rules():
             self.assertIsInstance(rule, oslo_policy.RuleDefault)
