@@ -1,0 +1,5 @@
+import sys
+
+from osc_placement.server import cmd
+
+sys.exit(cmd.main())

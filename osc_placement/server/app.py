@@ -1,0 +1,290 @@
+"""The WSGI application factory and its middleware, in upstream's order.
+
+request id -> proxy headers -> [CORS] -> auth (noauth2 | keystone) ->
+context -> fault wrapper -> microversion -> router -> handler.
+"""
+
+import http
+import logging
+import re
+import uuid
+
+import orjson
+from oslo_middleware import cors as cors_middleware
+from oslo_middleware import http_proxy_to_wsgi
+
+from osc_placement.server import errors
+from osc_placement.server import microversion
+from osc_placement.server import policy
+from osc_placement.server import routes
+from osc_placement.server import wsgi
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import migration
+from osc_placement.server.db import sync
+
+LOG = logging.getLogger(__name__)
+_JSON_HEADERS = ('Content-Type', 'application/json')
+_REASONS = {s.value: '%d %s' % (s.value, s.phrase) for s in http.HTTPStatus}
+_UNAUTHORIZED_BODY = orjson.dumps({
+    'message': 'This server could not verify that you are authorized to '
+               'access the document you requested. Either you supplied the '
+               'wrong credentials (e.g., bad password), or your browser '
+               'does not understand how to supply the credentials '
+               'required.<br /><br />\n\n\n',
+    'code': '401 Unauthorized', 'title': 'Unauthorized'})
+_UNAUTHENTICATED_PATHS = ('/', '')
+CORS_DEFAULTS = {
+    'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                      'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
+                      'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
+    'expose_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                       'X-Subject-Token', 'X-Service-Token',
+                       'OpenStack-API-Version'],
+    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
+}
+
+
+class Router:
+    """Matches PATH_INFO against the route table."""
+
+    def __init__(self, table):
+        self._static = {}
+        self._patterns = []
+        for template, methods in table:
+            if '{' in template:
+                regex = re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', template)
+                self._patterns.append((re.compile(regex + '$'), methods))
+            else:
+                self._static[template] = methods
+
+    def match(self, path):
+        """(methods, url_vars), or (None, None) for an unknown path."""
+        methods = self._static.get(path)
+        if methods is not None:
+            return methods, {}
+        for regex, methods in self._patterns:
+            found = regex.match(path)
+            if found:
+                return methods, found.groupdict()
+        return None, None
+
+    def allowed(self, path):
+        methods, _ = self.match(path)
+        return list(methods or ())
+
+
+def _raised(err):
+    """Errors upstream raises past the microversion layer: no vary."""
+    err.vary = False
+    return err
+
+
+def _unauthorized(start_response):
+    start_response('401 Unauthorized', [
+        _JSON_HEADERS, ('Content-Length', str(len(_UNAUTHORIZED_BODY)))])
+    return [_UNAUTHORIZED_BODY]
+
+
+def _context_from(environ):
+    """The caller's identity, from headers set by the auth layer."""
+    user = environ.get('HTTP_X_USER_ID') or environ.get('HTTP_X_USER')
+    if not user:
+        return None
+    project = (environ.get('HTTP_X_PROJECT_ID')
+               or environ.get('HTTP_X_TENANT_ID')
+               or environ.get('HTTP_X_TENANT'))
+    roles = [r.strip().lower()
+             for r in environ.get('HTTP_X_ROLES', '').split(',') if r.strip()]
+    scope = environ.get('HTTP_OPENSTACK_SYSTEM_SCOPE')
+    return policy.Context(user, project, roles, scope)
+
+
+class PlacementApp:
+    """Context, fault wrapper, microversion and routing in one callable,
+    so the common path is a few function calls."""
+
+    def __init__(self, conf, db, enforcer):
+        self.conf = conf
+        self.db = db
+        self.enforcer = enforcer
+        self.router = Router(routes.ROUTES)
+
+    def authorize(self, context, name, target=None):
+        policy.authorize(self.enforcer, context, name, target)
+
+    def __call__(self, environ, start_response):
+        req = wsgi.Request(environ)
+        req.app = self
+        req.context = _context_from(environ)
+        if req.context is None and req.path_info not in (
+                _UNAUTHENTICATED_PATHS):
+            return _unauthorized(start_response)
+        try:
+            resp = self._dispatch(req)
+        except errors.PlacementError as err:
+            resp = self._error(req, err)
+        except Exception as exc:
+            LOG.exception('Unexpected error in %s %s', req.method, req.path)
+            resp = self._error(req, errors.InternalServerError(
+                'The server has either erred or is incapable of performing '
+                'the requested operation.\n\n   %s' % exc))
+            # Upstream's fault wrapper sits outside the microversion layer.
+            resp.version_header = False
+        return self._send(req, resp, start_response)
+
+    def _dispatch(self, req):
+        req.version = microversion.parse(
+            req.environ.get(microversion.ENVIRON_HEADER))
+        self._check_body_headers(req)
+        methods, url_vars = self.router.match(req.path_info)
+        if methods is None:
+            raise wsgi.not_found()
+        handler = methods.get(req.method)
+        if handler is None:
+            raise errors.method_not_allowed(req.method, list(methods))
+        req.url_vars = url_vars
+        return handler(req)
+
+    @staticmethod
+    def _check_body_headers(req):
+        length = req.environ.get('CONTENT_LENGTH')
+        if not length:
+            return
+        try:
+            length = int(length)
+        except ValueError:
+            raise _raised(errors.BadRequest(
+                'content-length header must be an integer'))
+        if length > 0 and not req.environ.get('CONTENT_TYPE'):
+            raise _raised(errors.BadRequest(
+                'content-type header required when content-length > 0'))
+
+    @staticmethod
+    def _error(req, err):
+        with_code = (req.version is not None
+                     and req.version.supports('error_codes'))
+        body = err.as_dict(req.environ.get('openstack.request_id'),
+                           with_code)
+        resp = wsgi.Response(err.status, body, list(err.headers.items()))
+        resp.vary = err.vary
+        return resp
+
+    @staticmethod
+    def _send(req, resp, start_response):
+        headers = resp.headers
+        if req.version is not None and resp.version_header:
+            headers.append(('openstack-api-version',
+                            microversion.response_header(req.version)))
+            if resp.vary:
+                headers.append(('vary', 'openstack-api-version'))
+        if resp.body is None:
+            payload = b''
+        else:
+            payload = orjson.dumps(resp.body)
+            headers.append(_JSON_HEADERS)
+        headers.append(('Content-Length', str(len(payload))))
+        start_response(_REASONS[resp.status], headers)
+        return [payload]
+
+
+def request_id_middleware(app):
+    """Give every request and response an ``x-openstack-request-id`` and
+    default a missing or ``*/*`` Accept to JSON."""
+    def middleware(environ, start_response):
+        request_id = environ.get('openstack.request_id')
+        if request_id is None:
+            request_id = 'req-%s' % uuid.uuid4()
+            environ['openstack.request_id'] = request_id
+        if environ.get('HTTP_ACCEPT', '*/*') == '*/*':
+            environ['HTTP_ACCEPT'] = 'application/json'
+
+        def start(status, headers, exc_info=None):
+            if not any(k.lower() == 'x-openstack-request-id'
+                       for k, _ in headers):
+                headers.append(('x-openstack-request-id', request_id))
+            if LOG.isEnabledFor(logging.INFO):
+                _log_request(environ, status, headers)
+            return start_response(status, headers, exc_info)
+        return app(environ, start)
+    return middleware
+
+
+def _log_request(environ, status, headers):
+    """Upstream's one line per request."""
+    found = {k.lower(): v for k, v in headers}
+    uri = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
+    if environ.get('QUERY_STRING'):
+        uri += '?' + environ['QUERY_STRING']
+    LOG.info('%s "%s %s" status: %s len: %s microversion: %s',
+             environ.get('REMOTE_ADDR'), environ.get('REQUEST_METHOD'), uri,
+             status.split(' ', 1)[0], found.get('content-length', 0),
+             found.get('openstack-api-version', '-').replace(
+                 'placement ', ''))
+
+
+def noauth_middleware(app):
+    """noauth2: token ``user[:project]``; ``admin`` gets the admin role;
+    ``X-Roles`` overrides; system scope via ``OpenStack-System-Scope``."""
+    def middleware(environ, start_response):
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        if token is None:
+            if environ.get('PATH_INFO') == '/':
+                return app(environ, start_response)
+            return _unauthorized(start_response)
+        user, _, project = token.partition(':')
+        project = project or user
+        if 'HTTP_X_ROLES' not in environ:
+            environ['HTTP_X_ROLES'] = 'admin' if user == 'admin' else ''
+        environ['HTTP_X_USER_ID'] = user
+        if 'HTTP_OPENSTACK_SYSTEM_SCOPE' not in environ:
+            environ['HTTP_X_TENANT_ID'] = project
+        return app(environ, start_response)
+    return middleware
+
+
+def keystone_middleware(app, conf):
+    """keystonemiddleware auth_token, bypassed for the root document."""
+    from keystonemiddleware import auth_token
+    protected = auth_token.AuthProtocol(
+        app, {'oslo_config_config': conf, 'oslo_config_project': 'placement'})
+
+    def middleware(environ, start_response):
+        if environ.get('PATH_INFO') in _UNAUTHENTICATED_PATHS:
+            return app(environ, start_response)
+        return protected(environ, start_response)
+    return middleware
+
+
+def _cors(app, conf):
+    if not conf.cors.allowed_origin:
+        return app
+    cors_middleware.set_defaults(**CORS_DEFAULTS)
+    return cors_middleware.CORS(app, conf)
+
+
+def init_database(conf):
+    """Engine, optional schema upgrade, standard classes and traits."""
+    db_conf = conf.placement_database
+    if not db_conf.connection:
+        raise ValueError('[placement_database] connection is required')
+    engine = db_engine.create_engine(db_conf.connection, db_conf)
+    if db_conf.sync_on_startup:
+        migration.upgrade(engine)
+    db = db_engine.Database(
+        engine, conf.placement.allocation_conflict_retry_count)
+    sync.sync_standards(db)
+    return db
+
+
+def make_app(conf, db=None):
+    """The Placement WSGI application for a ConfigOpts (see conf.py)."""
+    db = db or init_database(conf)
+    app = PlacementApp(conf, db, policy.make_enforcer(conf))
+    if conf.api.auth_strategy == 'noauth2':
+        app = noauth_middleware(app)
+    else:
+        app = keystone_middleware(app, conf)
+    app = _cors(app, conf)
+    if conf.oslo_middleware.enable_proxy_headers_parsing:
+        app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return request_id_middleware(app)

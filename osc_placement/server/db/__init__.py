@@ -1,0 +1,1 @@
+"""Storage: tables, engines, transactions, migrations, start-up sync."""

@@ -1,0 +1,145 @@
+"""Engines per URL and the transaction helper handlers use.
+
+One transaction per request: ``db.read()`` and ``db.write()`` are context
+managers yielding a Connection inside a transaction. On SQLite a write takes
+the lock up front (``BEGIN IMMEDIATE``) so concurrent writers queue on the
+busy timeout instead of failing mid-way. ``db.run_write(fn)`` re-runs a whole
+write from the start when it raises ``Retry`` (a lost generation race, a
+deadlock), in a fresh transaction.
+"""
+
+import contextlib
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import pool
+
+_WRITE = 'placement_write'
+# MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
+_MYSQL_RETRYABLE = (1213, 1205)
+_INTEGRITY_RETRIES = 2
+
+
+class Retry(Exception):
+    """Raised inside a write to have it re-run from the start."""
+
+
+def _sqlite_engine(url, conf):
+    memory = url.database in (None, '', ':memory:')
+    kwargs = {'connect_args': {'check_same_thread': False}}
+    if memory:
+        kwargs['poolclass'] = pool.StaticPool
+    engine = sa.create_engine(url, **kwargs)
+    busy = conf.sqlite_busy_timeout if conf else 30000
+    synchronous = conf.sqlite_synchronous if conf else True
+
+    @event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_conn, record):
+        # Let SQLAlchemy's begin event, not pysqlite, open transactions.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        if not memory:
+            cursor.execute('PRAGMA journal_mode=WAL')
+        cursor.execute('PRAGMA foreign_keys=ON')
+        cursor.execute('PRAGMA busy_timeout=%d' % busy)
+        cursor.execute('PRAGMA synchronous=%s'
+                       % ('NORMAL' if synchronous else 'OFF'))
+        cursor.close()
+
+    @event.listens_for(engine, 'begin')
+    def _on_begin(conn):
+        write = conn.get_execution_options().get(_WRITE)
+        conn.exec_driver_sql('BEGIN IMMEDIATE' if write else 'BEGIN')
+
+    return engine
+
+
+def _mysql_engine(url, conf):
+    if 'charset' not in url.query:
+        url = url.update_query_dict({'charset': 'utf8mb4'})
+    engine = sa.create_engine(url, **_pool_kwargs(conf))
+
+    @event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_conn, record):
+        cursor = dbapi_conn.cursor()
+        cursor.execute("SET SESSION sql_mode = 'TRADITIONAL'")
+        cursor.close()
+
+    return engine
+
+
+def _pool_kwargs(conf):
+    if conf is None:
+        return {'pool_pre_ping': True}
+    return {'pool_size': conf.max_pool_size,
+            'max_overflow': conf.max_overflow,
+            'pool_timeout': conf.pool_timeout,
+            'pool_recycle': conf.connection_recycle_time,
+            'pool_pre_ping': True,
+            'echo': conf.connection_debug >= 50}
+
+
+def create_engine(url, db_conf=None):
+    """An engine for a URL, tuned for its backend."""
+    url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'sqlite':
+        return _sqlite_engine(url, db_conf)
+    if url.get_backend_name() == 'mysql':
+        return _mysql_engine(url, db_conf)
+    return sa.create_engine(url, **_pool_kwargs(db_conf))
+
+
+def _is_retryable(exc):
+    orig = getattr(exc, 'orig', None)
+    args = getattr(orig, 'args', ())
+    if args and args[0] in _MYSQL_RETRYABLE:
+        return True
+    # PostgreSQL serialization failure / deadlock detected.
+    return getattr(orig, 'sqlstate', None) in ('40001', '40P01')
+
+
+class Database:
+    """The engine plus the per-request transaction helpers."""
+
+    def __init__(self, engine, write_retries=10):
+        self.engine = engine
+        self.write_retries = write_retries
+        # In-memory SQLite is one shared connection: one transaction at a
+        # time, or threads would interleave statements in it.
+        single = isinstance(engine.pool, pool.StaticPool)
+        self._lock = threading.RLock() if single else contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def read(self):
+        with self._lock, self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    @contextlib.contextmanager
+    def write(self):
+        with self._lock, self.engine.connect() as conn:
+            conn = conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+
+    def run_write(self, fn, *args, retries=None):
+        """Run ``fn(conn, *args)`` in one write transaction, re-running it
+        from the start on ``Retry`` or a retryable database error."""
+        attempts = 1 + (self.write_retries if retries is None else retries)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                with self.write() as conn:
+                    return fn(conn, *args)
+            except Retry:
+                if last:
+                    raise
+            except sa.exc.IntegrityError:
+                # A concurrent insert of the same key: re-run, and the
+                # re-run's own checks give the proper answer (e.g. 409).
+                if attempt >= _INTEGRITY_RETRIES or last:
+                    raise
+            except sa.exc.DBAPIError as exc:
+                if last or not _is_retryable(exc):
+                    raise

@@ -1,0 +1,1 @@
+"""HTTP <-> domain: one module per resource family."""

@@ -1,0 +1,187 @@
+"""/resource_providers/{uuid}/inventories[/{resource_class}]."""
+
+from osc_placement.server import errors
+from osc_placement.server import wsgi
+from osc_placement.server.db import tables
+from osc_placement.server.handlers import common
+from osc_placement.server.objects import generation
+from osc_placement.server.objects import inventory as inv_obj
+from osc_placement.server.objects import resource_class
+from osc_placement.server.schemas import inventory as schema
+
+
+def _location(req, uuid, name):
+    return req.location('/resource_providers/%s/inventories/%s'
+                        % (uuid, name))
+
+
+def _one_body(record, provider_generation):
+    body = dict(record)
+    body['resource_provider_generation'] = provider_generation
+    return body
+
+
+@wsgi.accept_json
+def list_inventories(req):
+    req.authorize('placement:resource_providers:inventories:list')
+    uuid = req.url_vars['uuid']
+    with req.db.read() as conn:
+        provider = common.provider_or_404(
+            conn, uuid, 'No resource provider with uuid %s found : '
+            'Resource provider %s not found' % ('%s', uuid))
+        records, latest = inv_obj.get_all(conn, provider['id'])
+    body = {'resource_provider_generation': provider['generation'],
+            'inventories': records}
+    return wsgi.cached(req, wsgi.Response(200, body), latest)
+
+
+@wsgi.accept_json
+def show_inventory(req):
+    req.authorize('placement:resource_providers:inventories:show')
+    uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
+    with req.db.read() as conn:
+        provider = common.provider_or_404(conn, uuid)
+        ids = resource_class.ids_for(conn, [name])
+        row = (inv_obj.get_one(conn, provider['id'], ids[name])
+               if name in ids else None)
+    if row is None:
+        raise errors.NotFound('No inventory of class %s for %s'
+                              % (name, uuid))
+    record = {f: row[f] for f in inv_obj.FIELDS}
+    resp = wsgi.Response(200, _one_body(record, provider['generation']))
+    return wsgi.cached(req, resp, common.changed_at(row))
+
+
+def _capacity_or_400(records, uuid, version, action):
+    problem = inv_obj.check_capacity(records, uuid, version)
+    if problem:
+        raise errors.BadRequest('Unable to %s inventory for resource '
+                                'provider %s: %s' % (action, uuid, problem))
+
+
+@wsgi.require_json
+def create_inventory(req):
+    req.authorize('placement:resource_providers:inventories:create')
+    uuid = req.url_vars['uuid']
+    with req.db.read() as conn:
+        common.provider_or_404(conn, uuid)
+    data = req.json_body(schema.CREATE)
+    name = data['resource_class']
+    record = inv_obj.with_defaults(data)
+    _capacity_or_400({name: record}, uuid, req.version, 'create')
+    new_generation = req.db.run_write(_create, uuid, name, record)
+    resp = wsgi.Response(201, _one_body(record, new_generation),
+                         [('Location', _location(req, uuid, name))])
+    return wsgi.cached(req, resp, tables.utcnow())
+
+
+def _create(conn, uuid, name, record):
+    provider = common.provider_or_404(conn, uuid)
+    ids = resource_class.require_ids(
+        conn, [name], 'Unable to create inventory for resource provider '
+        '%s: No such resource class %s.' % (uuid, '%s'))
+    return inv_obj.add(conn, provider, ids[name], record)
+
+
+@wsgi.require_json
+def set_inventories(req):
+    req.authorize('placement:resource_providers:inventories:update')
+    uuid = req.url_vars['uuid']
+    with req.db.read() as conn:
+        provider = common.provider_or_404(conn, uuid)
+    data = req.json_body(schema.SET_ALL)
+    generation.check(provider, data['resource_provider_generation'])
+    records = {name: inv_obj.with_defaults(rec)
+               for name, rec in data['inventories'].items()}
+    new_generation = req.db.run_write(
+        _set_all, uuid, data['resource_provider_generation'], records,
+        req.version)
+    body = {'resource_provider_generation': new_generation,
+            'inventories': records}
+    return wsgi.cached(req, wsgi.Response(200, body),
+                       tables.utcnow() if records else None)
+
+
+def _set_all(conn, uuid, given_generation, records, version):
+    provider = common.provider_or_404(conn, uuid)
+    generation.check(provider, given_generation)
+    ids = resource_class.require_ids(
+        conn, list(records), 'Unknown resource class in inventory for '
+        'resource provider %s: No such resource class %s.' % (uuid, '%s'))
+    _capacity_or_400(records, uuid, version, 'update')
+
+    def in_use(class_ids):
+        return errors.Conflict(
+            'update conflict: ' + inv_obj.in_use_message(conn, uuid,
+                                                         class_ids),
+            code=errors.INVENTORY_INUSE)
+    return inv_obj.replace_all(
+        conn, provider, {ids[n]: rec for n, rec in records.items()}, in_use)
+
+
+@wsgi.since('delete_all_inventories', status=405)
+def delete_inventories(req):
+    req.authorize('placement:resource_providers:inventories:delete')
+    req.db.run_write(_delete_all, req.url_vars['uuid'])
+    return wsgi.Response(204)
+
+
+def _delete_all(conn, uuid):
+    provider = common.provider_or_404(conn, uuid)
+
+    def in_use(class_ids):
+        return errors.Conflict(inv_obj.in_use_message(conn, uuid, class_ids),
+                               code=errors.INVENTORY_INUSE)
+    inv_obj.replace_all(conn, provider, {}, in_use)
+
+
+@wsgi.require_json
+def update_inventory(req):
+    req.authorize('placement:resource_providers:inventories:update')
+    uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
+    with req.db.read() as conn:
+        provider = common.provider_or_404(conn, uuid)
+    data = req.json_body(schema.UPDATE_ONE)
+    generation.check(provider, data['resource_provider_generation'])
+    record = inv_obj.with_defaults(data)
+    new_generation = req.db.run_write(
+        _update_one, uuid, name, data['resource_provider_generation'],
+        record, req.version)
+    resp = wsgi.Response(200, _one_body(record, new_generation))
+    return wsgi.cached(req, resp, tables.utcnow())
+
+
+def _update_one(conn, uuid, name, given_generation, record, version):
+    provider = common.provider_or_404(conn, uuid)
+    generation.check(provider, given_generation)
+    ids = resource_class.require_ids(conn, [name], error=errors.NotFound)
+    if inv_obj.get_one(conn, provider['id'], ids[name]) is None:
+        raise errors.BadRequest(
+            'No inventory record with resource class for resource provider '
+            '%s: No inventory of class %s found.' % (uuid, name))
+    _capacity_or_400({name: record}, uuid, version, 'update')
+    return inv_obj.update_one(conn, provider, ids[name], record)
+
+
+def delete_inventory(req):
+    req.authorize('placement:resource_providers:inventories:delete')
+    uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
+    req.db.run_write(_delete_one, uuid, name)
+    return wsgi.Response(204)
+
+
+def _delete_one(conn, uuid, name):
+    provider = common.provider_or_404(conn, uuid)
+    ids = resource_class.ids_for(conn, [name])
+    if name not in ids or inv_obj.get_one(conn, provider['id'],
+                                          ids[name]) is None:
+        raise errors.NotFound(
+            'No inventory of class %s found for delete: No inventory of '
+            'class %s found for delete' % (name, name))
+    if inv_obj.allocated_classes(conn, provider['id'], [ids[name]]):
+        # Upstream uses the concurrent_update code here [quirk].
+        raise errors.Conflict(
+            'Unable to delete inventory of class %s: %s'
+            % (name, inv_obj.in_use_message(conn, uuid, [ids[name]])),
+            code=errors.CONCURRENT_UPDATE)
+    inv_obj.delete_one(conn, provider, ids[name])

@@ -1,0 +1,101 @@
+"""/resource_providers and /resource_providers/{uuid}."""
+
+import uuid as uuidlib
+
+from osc_placement.server import schemas
+from osc_placement.server import wsgi
+from osc_placement.server.db import tables
+from osc_placement.server.handlers import common
+from osc_placement.server.objects import request_groups
+from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import resource_provider as rp_obj
+from osc_placement.server.objects import trait as trait_obj
+from osc_placement.server.schemas import resource_provider as schema
+
+
+@wsgi.accept_json
+def list_providers(req):
+    req.authorize('placement:resource_providers:list')
+    group = request_groups.parse_provider_filters(list(req.GET.items()),
+                                                  req.version)
+    with req.db.read() as conn:
+        rows = rp_obj.list_providers(conn, name=req.GET.get('name'),
+                                     uuid=req.GET.get('uuid'),
+                                     **_resolved_filters(conn, group))
+    body = {'resource_providers': [common.provider_json(req, r)
+                                   for r in rows]}
+    latest = max((common.changed_at(r) for r in rows), default=None)
+    return wsgi.cached(req, wsgi.Response(200, body),
+                       latest or tables.utcnow())
+
+
+def _resolved_filters(conn, group):
+    """The parsed filters with class and trait names turned into ids (400
+    for unknown names, upstream's texts)."""
+    class_ids = resource_class.ids_for(conn, list(group.resources))
+    trait_ids = trait_obj.ids_for(conn, sorted(group.trait_names()))
+    request_groups.validate_provider_filter_names(group, class_ids,
+                                                  trait_ids)
+    return {'in_tree': group.in_tree,
+            'resources': {class_ids[name]: amount
+                          for name, amount in group.resources.items()},
+            'required': [{trait_ids[n] for n in any_of}
+                         for any_of in group.required_traits],
+            'forbidden': {trait_ids[n] for n in group.forbidden_traits},
+            'member_of': list(group.member_of),
+            'forbidden_aggs': set(group.forbidden_aggs)}
+
+
+@wsgi.require_json
+def create_provider(req):
+    req.authorize('placement:resource_providers:create')
+    data = req.json_body(schemas.for_version(schema.CREATE, req.version))
+    uuid = common.normalize_uuid(data['uuid']) if 'uuid' in data \
+        else str(uuidlib.uuid4())
+    parent = data.get('parent_provider_uuid')
+    if parent is not None:
+        parent = common.normalize_uuid(parent)
+    row = req.db.run_write(rp_obj.create, uuid, data['name'], parent)
+    location = [('Location', req.location('/resource_providers/' + uuid))]
+    if not req.version.supports('create_returns_body'):
+        return wsgi.Response(201, None, location)
+    resp = wsgi.Response(200, common.provider_json(req, row), location)
+    return wsgi.cached(req, resp, common.changed_at(row))
+
+
+@wsgi.accept_json
+def show_provider(req):
+    req.authorize('placement:resource_providers:show')
+    with req.db.read() as conn:
+        row = common.provider_or_404(conn, req.url_vars['uuid'])
+    return wsgi.cached(req, wsgi.Response(200, common.provider_json(req, row)),
+                       common.changed_at(row))
+
+
+@wsgi.require_json
+def update_provider(req):
+    req.authorize('placement:resource_providers:update')
+    uuid = req.url_vars['uuid']
+    with req.db.read() as conn:
+        common.provider_or_404(conn, uuid)
+    data = req.json_body(schemas.for_version(schema.UPDATE, req.version))
+    row, before = req.db.run_write(_update, uuid, data, req.version)
+    resp = wsgi.Response(200, common.provider_json(req, row))
+    return wsgi.cached(req, resp, before)
+
+
+def _update(conn, uuid, data, version):
+    provider = common.provider_or_404(conn, uuid)
+    kwargs = {}
+    if 'parent_provider_uuid' in data:
+        parent = data['parent_provider_uuid']
+        kwargs['parent_uuid'] = (common.normalize_uuid(parent)
+                                 if parent is not None else None)
+    row = rp_obj.update(conn, provider, data['name'], version, **kwargs)
+    return row, common.changed_at(provider)
+
+
+def delete_provider(req):
+    req.authorize('placement:resource_providers:delete')
+    req.db.run_write(rp_obj.delete, req.url_vars['uuid'])
+    return wsgi.Response(204)

@@ -1,0 +1,16 @@
+"""GET / : the version document."""
+
+from osc_placement.server import microversion
+from osc_placement.server.db import tables
+from osc_placement.server import wsgi
+
+
+def home(req):
+    body = {'versions': [{
+        'id': 'v' + str(microversion.MIN_VERSION),
+        'max_version': str(microversion.MAX_VERSION),
+        'min_version': str(microversion.MIN_VERSION),
+        'status': 'CURRENT',
+        'links': [{'rel': 'self', 'href': ''}],
+    }]}
+    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())

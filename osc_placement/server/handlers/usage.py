@@ -1,0 +1,40 @@
+"""/resource_providers/{uuid}/usages and /usages (1.9)."""
+
+from osc_placement.server import wsgi
+from osc_placement.server.db import tables
+from osc_placement.server.handlers import common
+from osc_placement.server.objects import usage as usage_obj
+from osc_placement.server.schemas import misc as schemas
+
+
+@wsgi.accept_json
+def provider_usages(req):
+    req.authorize('placement:resource_providers:usages')
+    uuid = req.url_vars['uuid']
+    with req.db.read() as conn:
+        provider = common.provider_or_404(
+            conn, uuid, 'No resource provider with uuid %s found: Resource '
+            'provider %s not found' % ('%s', uuid))
+        usages = usage_obj.provider_usages(conn, provider['id'])
+    body = {'resource_provider_generation': provider['generation'],
+            'usages': usages}
+    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
+
+
+@wsgi.since('usages')
+@wsgi.accept_json
+def project_usages(req):
+    req.authorize('placement:usages',
+                  {'project_id': req.GET.get('project_id')})
+    by_type = req.version.supports('consumer_types')
+    params = req.query(schemas.USAGES_138 if by_type else schemas.USAGES_19)
+    with req.db.read() as conn:
+        if by_type:
+            usages = usage_obj.project_usages_by_type(
+                conn, params['project_id'], params.get('user_id'),
+                params.get('consumer_type'))
+        else:
+            usages = usage_obj.project_usages(
+                conn, params['project_id'], params.get('user_id'))
+    return wsgi.cached(req, wsgi.Response(200, {'usages': usages}),
+                       tables.utcnow())

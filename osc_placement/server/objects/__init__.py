@@ -1,0 +1,2 @@
+"""Domain logic and its SQL. Functions take a Connection that is already
+inside the request's transaction."""

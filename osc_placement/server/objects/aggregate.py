@@ -1,0 +1,53 @@
+"""Aggregates: bare UUIDs linked to providers, created on first use."""
+
+import sqlalchemy as sa
+
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import tables
+
+_AGG = tables.placement_aggregates
+_RPA = tables.resource_provider_aggregates
+
+
+def provider_aggregates(conn, provider_id):
+    return conn.execute(
+        sa.select(_AGG.c.uuid)
+        .join(_RPA, _RPA.c.aggregate_id == _AGG.c.id)
+        .where(_RPA.c.resource_provider_id == provider_id)
+        .order_by(_AGG.c.uuid)).scalars().all()
+
+
+def _ensure(conn, uuids):
+    """{uuid: id}, inserting the aggregates that do not exist yet."""
+    def existing():
+        return dict(conn.execute(
+            sa.select(_AGG.c.uuid, _AGG.c.id)
+            .where(_AGG.c.uuid.in_(uuids))).tuples().all())
+    found = existing()
+    missing = [u for u in uuids if u not in found]
+    if missing:
+        now = tables.utcnow()
+        try:
+            conn.execute(_AGG.insert(), [{'uuid': u, 'created_at': now}
+                                         for u in missing])
+        except sa.exc.IntegrityError:
+            # Another request created one of them: start over, it exists now.
+            raise db_engine.Retry()
+        found = existing()
+    return found
+
+
+def replace_provider_aggregates(conn, provider_id, uuids):
+    wanted = set(_ensure(conn, uuids).values()) if uuids else set()
+    current = set(conn.execute(
+        sa.select(_RPA.c.aggregate_id)
+        .where(_RPA.c.resource_provider_id == provider_id)).scalars())
+    if current - wanted:
+        conn.execute(_RPA.delete().where(
+            _RPA.c.resource_provider_id == provider_id,
+            _RPA.c.aggregate_id.in_(current - wanted)))
+    if wanted - current:
+        now = tables.utcnow()
+        conn.execute(_RPA.insert(), [
+            {'resource_provider_id': provider_id, 'aggregate_id': a,
+             'created_at': now} for a in sorted(wanted - current)])

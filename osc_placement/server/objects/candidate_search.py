@@ -1,0 +1,682 @@
+"""Allocation candidate search over an in-memory snapshot.
+
+The SQL layer reads a small slice of the database into a ``Snapshot`` (see
+``snapshot_needs`` for what the slice must hold), then ``search`` combines
+request groups in memory. Unlike upstream, which builds every candidate and
+then cuts, the search prunes while it builds: an anchor tree whose summed
+free capacity cannot cover the request is skipped, a partial combination that
+overflows a provider or breaks group_policy=isolate ends its branch, and the
+walk stops as soon as ``limit`` distinct candidates exist (unless a random
+sample of the whole set is asked for, which needs the whole set).
+
+Semantics follow upstream Placement (spec 4.3.2):
+
+* a suffixed group is served by one provider; a sharing provider's option
+  is also offered to every tree it serves (its anchors);
+* the unsuffixed group may take each class from a different provider of one
+  tree, or from sharing providers serving that tree; required traits are
+  satisfied collectively by the providers that supply resources, member_of
+  by the supplying provider or the anchor root, forbidden aggregates by
+  neither;
+* combinations are formed per anchor root; isolate, same_subtree and a final
+  capacity check on the summed amounts filter them; identical results
+  (same amounts per provider and class, same mappings) collapse to one;
+* before 1.29, candidates taking resources from two providers of one tree
+  are dropped.
+"""
+
+import collections
+import dataclasses
+import itertools
+import random
+
+from osc_placement.server.objects import request_groups
+
+SHARING_TRAIT = request_groups.MISC_SHARES_VIA_AGGREGATE
+DEPTH_FIRST = 'depth-first'
+BREADTH_FIRST = 'breadth-first'
+
+
+# --------------------------------------------------------------------------
+# Snapshot: the slice of the database the search reads
+
+
+@dataclasses.dataclass(frozen=True)
+class Provider:
+    uuid: str
+    name: str = ''
+    generation: int = 0
+    parent_uuid: str = None
+    root_uuid: str = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Inventory:
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = 2 ** 31 - 1
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+    used: int = 0
+
+    @property
+    def capacity(self):
+        # Compared as a float product, as upstream's SQL does.
+        return (self.total - self.reserved) * self.allocation_ratio
+
+    @property
+    def summary_capacity(self):
+        # Truncated to int in summaries and in the summed-amount check.
+        return int(self.capacity)
+
+    def can_take(self, amount):
+        """Upstream's per-request capacity test for one group's amount."""
+        return (self.used + amount <= self.capacity
+                and self.min_unit <= amount <= self.max_unit
+                and amount % self.step_size == 0)
+
+    def can_hold_sum(self, amount):
+        """Upstream's final test on amounts summed across groups."""
+        return (self.used + amount <= self.summary_capacity
+                and amount <= self.max_unit)
+
+    def free_for_sums(self):
+        return max(0, min(self.summary_capacity - self.used, self.max_unit))
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """What the search knows about the cloud.
+
+    providers:   uuid -> Provider (parent and root uuids filled in)
+    inventories: uuid -> {resource class: Inventory (with current usage)}
+    traits:      uuid -> frozenset of trait names
+    aggregates:  uuid -> frozenset of aggregate uuids
+    anchors:     sharing provider uuid -> frozenset of root uuids of every
+                 provider that shares an aggregate with it (upstream's
+                 anchors_for_sharing_providers); a sharing provider is one
+                 whose traits include MISC_SHARES_VIA_AGGREGATE.
+
+    Trees are whole: every provider of a tree in the snapshot is in it
+    (provider summaries list whole trees). Missing keys mean "none".
+    """
+
+    providers: dict
+    inventories: dict = dataclasses.field(default_factory=dict)
+    traits: dict = dataclasses.field(default_factory=dict)
+    aggregates: dict = dataclasses.field(default_factory=dict)
+    anchors: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_rows(cls, providers, inventories=(), traits=(), aggregates=(),
+                  anchors=None):
+        """Build a snapshot from flat rows, the shape SQL returns.
+
+        providers:   (uuid, name, generation, parent_uuid, root_uuid)
+        inventories: (uuid, class, total, reserved, min_unit, max_unit,
+                      step_size, allocation_ratio, used)
+        traits:      (uuid, trait name)
+        aggregates:  (uuid, aggregate uuid)
+        anchors:     (sharing uuid, anchor root uuid); None computes them
+                     from the aggregates in the snapshot, which is right
+                     when the snapshot holds every provider of those
+                     aggregates.
+        """
+        snap = cls(providers={row[0]: Provider(*row) for row in providers})
+        invs = collections.defaultdict(dict)
+        for uuid, rc, *fields in inventories:
+            invs[uuid][rc] = Inventory(*fields)
+        snap.inventories = dict(invs)
+        snap.traits = _group_rows(traits)
+        snap.aggregates = _group_rows(aggregates)
+        if anchors is None:
+            snap.anchors = compute_anchors(snap)
+        else:
+            snap.anchors = _group_rows(anchors)
+        return snap
+
+    def root(self, uuid):
+        return self.providers[uuid].root_uuid
+
+    def parent(self, uuid):
+        return self.providers[uuid].parent_uuid
+
+    def traits_of(self, uuid):
+        return self.traits.get(uuid, frozenset())
+
+    def aggregates_of(self, uuid):
+        return self.aggregates.get(uuid, frozenset())
+
+    def inventory(self, uuid, rc):
+        return self.inventories.get(uuid, {}).get(rc)
+
+    def is_sharing(self, uuid):
+        return SHARING_TRAIT in self.traits_of(uuid)
+
+    def anchors_of(self, uuid):
+        """Roots a provider's resources may be combined with."""
+        anchors = {self.root(uuid)}
+        if self.is_sharing(uuid):
+            anchors |= self.anchors.get(uuid, frozenset())
+        return anchors
+
+
+def _group_rows(rows):
+    grouped = collections.defaultdict(set)
+    for key, value in rows:
+        grouped[key].add(value)
+    return {key: frozenset(values) for key, values in grouped.items()}
+
+
+def compute_anchors(snap):
+    """Anchors of every sharing provider, from the snapshot's aggregates."""
+    members = collections.defaultdict(set)
+    for uuid, aggs in snap.aggregates.items():
+        for agg in aggs:
+            members[agg].add(uuid)
+    anchors = {}
+    for uuid in snap.providers:
+        if snap.is_sharing(uuid):
+            peers = set().union(*(members[agg]
+                                  for agg in snap.aggregates_of(uuid)))
+            anchors[uuid] = frozenset(snap.root(p) for p in peers)
+    return anchors
+
+
+# --------------------------------------------------------------------------
+# What the SQL layer must fetch
+
+
+@dataclasses.dataclass(frozen=True)
+class SliceSpec:
+    """What a request can possibly use; the SQL layer fetches this slice.
+
+    1. For each class in ``min_amounts``: providers whose inventory of that
+       class can take at least that amount (capacity, min/max unit checked
+       per group later, so a loose superset is fine).
+    2. ``positive_filter_providers``: when True, also providers matching a
+       resourceless group (traits in ``traits`` / aggregates in
+       ``aggregates``).
+    3. The roots of all those providers, plus the anchors of the sharing
+       providers among them (``anchors_for_sharing_providers``), plus the
+       roots of the ``in_tree`` providers.
+    4. Every provider of those trees, with all inventories (and usage),
+       all traits and all aggregates (summaries show all classes at 1.27+
+       and all traits; member_of looks at roots).
+    """
+
+    min_amounts: dict
+    traits: frozenset
+    aggregates: frozenset
+    in_tree: frozenset
+    positive_filter_providers: bool
+
+
+def snapshot_needs(request):
+    """The slice of the database ``request`` (a CandidateRequest) needs."""
+    min_amounts = {}
+    for group in request.groups:
+        for rc, amount in group.resources.items():
+            min_amounts[rc] = min(amount, min_amounts.get(rc, amount))
+    traits = set(request.trait_names()) | {SHARING_TRAIT}
+    aggregates = set()
+    for group in request.groups:
+        aggregates |= group.aggregate_uuids()
+    return SliceSpec(
+        min_amounts=min_amounts,
+        traits=frozenset(traits),
+        aggregates=frozenset(aggregates),
+        in_tree=frozenset(g.in_tree for g in request.groups if g.in_tree),
+        positive_filter_providers=any(not g.resources
+                                      for g in request.groups))
+
+
+# --------------------------------------------------------------------------
+# Results
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One allocation request: amounts per provider and class, and which
+    providers serve each group suffix. Hashable; equal candidates are
+    upstream's duplicates."""
+
+    allocations: tuple  # ((uuid, ((class, amount), ...)), ...) sorted
+    mappings: tuple  # ((suffix, (uuid, ...)), ...) sorted
+
+    def allocation_dict(self):
+        return {uuid: dict(resources) for uuid, resources in self.allocations}
+
+    def mapping_dict(self):
+        return {suffix: list(uuids) for suffix, uuids in self.mappings}
+
+    def resource_providers(self):
+        return [uuid for uuid, _ in self.allocations]
+
+
+@dataclasses.dataclass
+class SearchResult:
+    candidates: list
+    summary_providers: set  # uuids of providers to show in summaries
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """Request-independent knobs ([placement] config options)."""
+
+    max_candidates: int = -1  # max_allocation_candidates; -1 = unlimited
+    strategy: str = DEPTH_FIRST  # allocation_candidates_generation_strategy
+    randomize: bool = False  # randomize_allocation_candidates
+    rng: random.Random = None
+
+
+# --------------------------------------------------------------------------
+# Per-group options, bucketed by anchor root
+
+
+@dataclasses.dataclass(frozen=True)
+class _Option:
+    """One way to satisfy one group under one anchor."""
+
+    amounts: tuple  # ((uuid, class, amount), ...)
+    providers: frozenset  # the providers mapped to the group's suffix
+
+
+class _GroupFilter:
+    """The trait/aggregate predicates of one group over the snapshot."""
+
+    def __init__(self, snap, group):
+        self.snap = snap
+        self.group = group
+
+    def has_required_traits(self, uuid):
+        traits = self.snap.traits_of(uuid)
+        return all(any_of & traits for any_of in self.group.required_traits)
+
+    def has_forbidden_trait(self, uuid):
+        return bool(self.snap.traits_of(uuid) & self.group.forbidden_traits)
+
+    def in_member_of(self, uuid):
+        aggs = self.snap.aggregates_of(uuid)
+        return all(any_of & aggs for any_of in self.group.member_of)
+
+    def in_forbidden_agg(self, uuid):
+        return bool(self.snap.aggregates_of(uuid) & self.group.forbidden_aggs)
+
+    def single_provider_ok(self, uuid):
+        return (self.has_required_traits(uuid)
+                and not self.has_forbidden_trait(uuid)
+                and self.in_member_of(uuid)
+                and not self.in_forbidden_agg(uuid))
+
+
+def _in_tree_root(snap, group):
+    """The root in_tree names; None without in_tree; '' if unknown."""
+    if not group.in_tree:
+        return None
+    provider = snap.providers.get(group.in_tree)
+    return provider.root_uuid if provider else ''
+
+
+def _single_provider_options(snap, group, anchor_ok):
+    """Suffixed group: {anchor: [_Option]} (upstream's Path B)."""
+    filt = _GroupFilter(snap, group)
+    if group.resources:
+        uuids = _providers_taking_all(snap, group)
+    else:
+        uuids = _resourceless_matches(snap, filt)
+    by_anchor = collections.defaultdict(list)
+    for uuid in uuids:
+        if not filt.single_provider_ok(uuid):
+            continue
+        option = _Option(
+            amounts=tuple((uuid, rc, n) for rc, n in group.resources.items()),
+            providers=frozenset([uuid]))
+        for anchor in snap.anchors_of(uuid):
+            if anchor_ok(anchor):
+                by_anchor[anchor].append(option)
+    return by_anchor
+
+
+def _providers_taking_all(snap, group):
+    tree = _in_tree_root(snap, group)
+    for uuid in snap.providers:
+        if tree is not None and snap.root(uuid) != tree:
+            continue
+        if all(_can_take(snap, uuid, rc, n)
+               for rc, n in group.resources.items()):
+            yield uuid
+
+
+def _resourceless_matches(snap, filt):
+    # Upstream matches nothing unless a positive filter (required traits or
+    # member_of) is given; in_tree is ignored for resourceless groups.
+    if not (filt.group.required_traits or filt.group.member_of):
+        return []
+    return list(snap.providers)
+
+
+def _can_take(snap, uuid, rc, amount):
+    inv = snap.inventory(uuid, rc)
+    return inv is not None and inv.can_take(amount)
+
+
+def _spread_options(snap, group, anchor_ok):
+    """Unsuffixed group: {anchor: [_Option]} (upstream's Path A)."""
+    filt = _GroupFilter(snap, group)
+    per_class = [_class_pairs(snap, group, filt, rc, n, anchor_ok)
+                 for rc, n in sorted(group.resources.items())]
+    anchors = set.intersection(*(set(pairs) for pairs in per_class))
+    by_anchor = {}
+    for anchor in anchors:
+        options = list(_spread_options_for(snap, group, filt,
+                                           [pairs[anchor]
+                                            for pairs in per_class]))
+        if options:
+            by_anchor[anchor] = options
+    return by_anchor
+
+
+def _class_pairs(snap, group, filt, rc, amount, anchor_ok):
+    """{anchor: [providers]} able to give ``amount`` of ``rc``."""
+    tree = _in_tree_root(snap, group)
+    pairs = collections.defaultdict(list)
+    for uuid in snap.providers:
+        if filt.has_forbidden_trait(uuid):
+            continue  # no tuple holding it can pass the trait check
+        if not _can_take(snap, uuid, rc, amount):
+            continue
+        for anchor in _spread_anchors(snap, filt, uuid, tree):
+            if anchor_ok(anchor) and _spread_aggs_ok(filt, uuid, anchor):
+                pairs[anchor].append(uuid)
+    return pairs
+
+
+def _spread_anchors(snap, filt, uuid, tree):
+    root = snap.root(uuid)
+    if tree is not None:
+        # in_tree disables sharing for the unsuffixed group.
+        return [root] if root == tree else []
+    anchors = {root}
+    if snap.is_sharing(uuid) and filt.in_member_of(uuid):
+        anchors |= snap.anchors.get(uuid, frozenset())
+    return anchors
+
+
+def _spread_aggs_ok(filt, uuid, anchor):
+    if filt.group.member_of and not (filt.in_member_of(uuid)
+                                     or filt.in_member_of(anchor)):
+        return False
+    return not (filt.in_forbidden_agg(uuid) or filt.in_forbidden_agg(anchor))
+
+
+def _spread_options_for(snap, group, filt, provider_lists):
+    classes = sorted(group.resources)
+    for choice in itertools.product(*provider_lists):
+        used = set(choice)
+        traits = set().union(*(snap.traits_of(u) for u in used))
+        if not all(any_of & traits for any_of in group.required_traits):
+            continue
+        yield _Option(
+            amounts=tuple((uuid, rc, group.resources[rc])
+                          for uuid, rc in zip(choice, classes)),
+            providers=frozenset(used))
+
+
+def _root_filter(snap, request):
+    """Predicate on anchor roots from root_required (1.35)."""
+    required, forbidden = request.root_required, request.root_forbidden
+    if not (required or forbidden):
+        return lambda anchor: True
+
+    def anchor_ok(anchor):
+        traits = snap.traits_of(anchor)
+        return required <= traits and not traits & forbidden
+    return anchor_ok
+
+
+def group_options(snap, request):
+    """[(group, {anchor: [_Option]})] in request order, or None when some
+    group has no option at all (the answer is then empty)."""
+    anchor_ok = _root_filter(snap, request)
+    result = []
+    for group in request.groups:
+        if group.use_same_provider:
+            by_anchor = _single_provider_options(snap, group, anchor_ok)
+        else:
+            by_anchor = _spread_options(snap, group, anchor_ok)
+        if not by_anchor:
+            return None
+        result.append((group, by_anchor))
+    return result
+
+
+# --------------------------------------------------------------------------
+# Combining groups under one anchor
+
+
+class _Combiner:
+    """Depth-first walk over one option per group for one anchor, pruning
+    partial combinations that can no longer become valid."""
+
+    def __init__(self, snap, request, groups, option_lists):
+        self.snap = snap
+        self.groups = groups
+        self.option_lists = option_lists
+        self.isolate = request.group_policy == 'isolate'
+        self.nested_aware = request.nested_aware
+        self.subtree_checks = _subtree_checkpoints(groups,
+                                                   request.same_subtrees)
+
+    def walk(self):
+        yield from self._extend(0, [], collections.Counter())
+
+    def _extend(self, depth, chosen, sums):
+        if depth == len(self.groups):
+            yield _make_candidate(self.groups, chosen, sums)
+            return
+        for option in self.option_lists[depth]:
+            new_sums = self._add(sums, option)
+            if new_sums is None:
+                continue
+            chosen.append(option)
+            if self._still_valid(depth, chosen):
+                yield from self._extend(depth + 1, chosen, new_sums)
+            chosen.pop()
+
+    def _add(self, sums, option):
+        new_sums = sums.copy()
+        for uuid, rc, amount in option.amounts:
+            new_sums[(uuid, rc)] += amount
+            inv = self.snap.inventory(uuid, rc)
+            if not inv.can_hold_sum(new_sums[(uuid, rc)]):
+                return None
+        return new_sums
+
+    def _still_valid(self, depth, chosen):
+        if self.isolate and not self._isolated(chosen):
+            return False
+        if not self.nested_aware and not self._one_provider_per_tree(chosen):
+            return False
+        return all(self._same_subtree(chosen, suffixes)
+                   for suffixes in self.subtree_checks[depth])
+
+    def _isolated(self, chosen):
+        providers = [next(iter(opt.providers))
+                     for group, opt in zip(self.groups, chosen)
+                     if group.use_same_provider]
+        return len(providers) == len(set(providers))
+
+    def _one_provider_per_tree(self, chosen):
+        # Before 1.29 a candidate may take resources from one provider per
+        # tree only (sharing providers are roots of their own trees).
+        root_of = {}
+        for option in chosen:
+            for uuid, _, _ in option.amounts:
+                root_of[uuid] = self.snap.root(uuid)
+        return len(root_of) == len(set(root_of.values()))
+
+    def _same_subtree(self, chosen, suffixes):
+        uuids = set()
+        for group, option in zip(self.groups, chosen):
+            if group.suffix in suffixes:
+                uuids |= option.providers
+        return _one_is_ancestor_of_all(self.snap, uuids)
+
+
+def _subtree_checkpoints(groups, same_subtrees):
+    """For each depth, the same_subtree sets complete at that depth."""
+    position = {group.suffix: i for i, group in enumerate(groups)}
+    checks = [[] for _ in groups]
+    for suffixes in same_subtrees:
+        checks[max(position[s] for s in suffixes)].append(suffixes)
+    return checks
+
+
+def _ancestors_or_self(snap, uuid):
+    chain = set()
+    while uuid is not None:
+        chain.add(uuid)
+        uuid = snap.parent(uuid)
+    return chain
+
+
+def _one_is_ancestor_of_all(snap, uuids):
+    if len(uuids) <= 1:
+        return True
+    common = set.intersection(*(_ancestors_or_self(snap, u) for u in uuids))
+    return bool(common & uuids)
+
+
+def _make_candidate(groups, chosen, sums):
+    per_provider = collections.defaultdict(list)
+    for (uuid, rc), amount in sums.items():
+        per_provider[uuid].append((rc, amount))
+    mappings = collections.defaultdict(set)
+    for group, option in zip(groups, chosen):
+        mappings[group.suffix] |= option.providers
+    return Candidate(
+        allocations=tuple(sorted((uuid, tuple(sorted(resources)))
+                                 for uuid, resources in per_provider.items())),
+        mappings=tuple(sorted((suffix, tuple(sorted(uuids)))
+                              for suffix, uuids in mappings.items())))
+
+
+def _tree_can_cover(snap, groups, option_lists):
+    """Cheap necessary condition: for every class, the free capacity of all
+    distinct providers offering it under this anchor covers the summed
+    demand of all groups. A tree failing it never enters the product."""
+    demand = collections.Counter()
+    for group in groups:
+        demand.update(group.resources)
+    offered = collections.defaultdict(set)
+    for options in option_lists:
+        for option in options:
+            for uuid, rc, _ in option.amounts:
+                offered[rc].add(uuid)
+    for rc, needed in demand.items():
+        supply = sum(snap.inventory(u, rc).free_for_sums()
+                     for u in offered[rc])
+        if supply < needed:
+            return False
+    return True
+
+
+def _anchor_walks(snap, request, per_group):
+    """One lazy generator of candidates per viable anchor."""
+    groups = [group for group, _ in per_group]
+    anchors = set.intersection(*(set(by_anchor)
+                                 for _, by_anchor in per_group))
+    walks = []
+    for anchor in sorted(anchors):
+        option_lists = [by_anchor[anchor] for _, by_anchor in per_group]
+        if _tree_can_cover(snap, groups, option_lists):
+            walks.append(_Combiner(snap, request, groups,
+                                   option_lists).walk())
+    return walks
+
+
+def _round_robin(generators):
+    active = collections.deque(generators)
+    while active:
+        generator = active.popleft()
+        try:
+            yield next(generator)
+        except StopIteration:
+            continue
+        active.append(generator)
+
+
+def _all_walks(snap, request, per_group, strategy):
+    walks = _anchor_walks(snap, request, per_group)
+    if strategy == DEPTH_FIRST:
+        return itertools.chain.from_iterable(walks)
+    if strategy == BREADTH_FIRST:
+        return _round_robin(walks)
+    raise ValueError("Strategy '%s' not recognized" % strategy)
+
+
+# --------------------------------------------------------------------------
+# Entry point
+
+
+def search(snap, request, options=SearchOptions()):
+    """Allocation candidates of ``request`` (a CandidateRequest) in ``snap``.
+
+    Returns a SearchResult: distinct candidates (at most ``request.limit``)
+    and the providers the response must summarise. Class and trait names
+    are assumed valid (``request.validate_names`` ran first).
+    """
+    per_group = group_options(snap, request)
+    if per_group is None:
+        return SearchResult([], set())
+    candidates = _collect(_all_walks(snap, request, per_group,
+                                     options.strategy),
+                          _stop_after(request, options))
+    candidates = _apply_limit(candidates, request.limit, options)
+    return SearchResult(candidates, _summary_providers(snap, request,
+                                                       candidates))
+
+
+def _stop_after(request, options):
+    """How many distinct candidates to generate before stopping."""
+    caps = []
+    if options.max_candidates >= 0:
+        # Upstream checks the cap after adding, so 0 still yields one.
+        caps.append(max(options.max_candidates, 1))
+    if request.limit is not None and not options.randomize:
+        # A random sample must come from the whole set; the first N need
+        # only N.
+        caps.append(request.limit)
+    return min(caps) if caps else None
+
+
+def _collect(candidates, stop_after):
+    seen = {}
+    for candidate in candidates:
+        seen.setdefault(candidate, None)
+        if stop_after is not None and len(seen) >= stop_after:
+            break
+    return list(seen)
+
+
+def _apply_limit(candidates, limit, options):
+    if not options.randomize:
+        return candidates[:limit] if limit else candidates
+    rng = options.rng or random
+    if limit and limit < len(candidates):
+        return rng.sample(candidates, limit)
+    candidates = list(candidates)
+    rng.shuffle(candidates)
+    return candidates
+
+
+def _summary_providers(snap, request, candidates):
+    used = {uuid for cand in candidates for uuid in cand.resource_providers()}
+    if not request.nested_aware:
+        # Before 1.29 summaries list only providers a candidate uses.
+        return used
+    roots = {snap.root(uuid) for uuid in used}
+    return {uuid for uuid, prov in snap.providers.items()
+            if prov.root_uuid in roots}

@@ -1,0 +1,146 @@
+"""Request and response types shared by the app and the handlers."""
+
+import email.utils
+import functools
+
+import jsonschema
+import orjson
+import webob
+from oslo_utils import uuidutils
+
+from osc_placement.server import errors
+
+JSON = 'application/json'
+
+_BODY_FORMATS = jsonschema.FormatChecker()
+_BODY_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+_QUERY_FORMATS = jsonschema.FormatChecker()
+
+
+class Request(webob.Request):
+    """A WebOb request plus what the app learnt about it."""
+
+    version = None
+    context = None
+    app = None
+    url_vars = None
+
+    def link(self, path):
+        """A body link: relative, with the mount prefix."""
+        return self.script_name + path
+
+    def location(self, path):
+        """A Location header value: absolute, with the mount prefix."""
+        return self.application_url + path
+
+    def json_body(self, schema):
+        """The body parsed and validated against ``schema``."""
+        try:
+            data = orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise errors.BadRequest('Malformed JSON: %s' % exc)
+        validate(data, schema, 'JSON does not validate: %s', _BODY_FORMATS)
+        return data
+
+    def query(self, schema):
+        """The query string as a dict (last value wins), validated."""
+        params = dict(self.GET)
+        validate(params, schema, 'Invalid query string parameters: %s',
+                 _QUERY_FORMATS)
+        return params
+
+    def authorize(self, name, target=None):
+        self.app.authorize(self.context, name, target)
+
+    @property
+    def db(self):
+        return self.app.db
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(schema_key, formats):
+    schema = orjson.loads(schema_key)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=formats)
+
+
+def validate(data, schema, template, formats=_BODY_FORMATS):
+    validator = _validator(orjson.dumps(schema,
+                                        option=orjson.OPT_SORT_KEYS), formats)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise errors.BadRequest(template % error)
+
+
+class Response:
+    """What a handler returns: status, optional JSON body, headers."""
+
+    __slots__ = ('status', 'body', 'headers', 'vary', 'version_header')
+
+    def __init__(self, status=200, body=None, headers=None):
+        self.status = status
+        self.body = body
+        self.headers = headers or []
+        self.vary = True
+        self.version_header = True
+
+
+def http_date(when):
+    return email.utils.format_datetime(
+        when.replace(tzinfo=None), usegmt=False).replace('-0000', 'GMT')
+
+
+def cached(req, resp, last_modified):
+    """Add ``cache-control``/``last-modified`` from 1.15 on.
+
+    ``last_modified`` is a datetime, or None to send only cache-control
+    (upstream's gap for some empty responses)."""
+    if req.version.supports('cache_headers'):
+        resp.headers.append(('cache-control', 'no-cache'))
+        if last_modified is not None:
+            resp.headers.append(('last-modified', http_date(last_modified)))
+    return resp
+
+
+def require_json(handler):
+    """415 unless the body is JSON."""
+    @functools.wraps(handler)
+    def wrapper(req):
+        if req.content_type != JSON:
+            raise errors.unsupported_media_type(
+                req.headers.get('Content-Type'))
+        return handler(req)
+    return wrapper
+
+
+def accept_json(handler):
+    """406 unless the client accepts JSON."""
+    @functools.wraps(handler)
+    def wrapper(req):
+        accept = req.headers.get('Accept')
+        if accept and JSON not in req.accept:
+            raise errors.NotAcceptable('Only application/json is provided')
+        return handler(req)
+    return wrapper
+
+
+def since(feature, status=404):
+    """Hide a handler below the version that adds ``feature`` (a name in
+    microversion.FEATURES): 404, or 405 where upstream does."""
+    def decorator(handler):
+        @functools.wraps(handler)
+        def wrapper(req):
+            if not req.version.supports(feature):
+                if status == 405:
+                    raise errors.method_not_allowed(
+                        req.method, req.app.router.allowed(req.path_info))
+                raise not_found()
+            return handler(req)
+        return wrapper
+    return decorator
+
+
+def not_found(detail=''):
+    err = errors.NotFound(detail)
+    err.vary = False
+    return err

@@ -1,0 +1,88 @@
+"""The server as a process: ``python -m osc_placement.server``.
+
+Ready when ``GET /`` answers, clean exit on SIGTERM, data kept across
+restarts on the same SQLite file."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import fixtures
+import testtools
+
+READY_TIMEOUT = 60
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class TestServerProcess(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+        self.port = _free_port()
+        self.base = 'http://127.0.0.1:%d' % self.port
+        self.env = dict(os.environ, XDG_DATA_HOME=self.tmp,
+                        OS_PLACEMENT_CONFIG_DIR=self.tmp)
+        conf = os.path.join(self.tmp, 'placement.conf')
+        with open(conf, 'w') as f:
+            f.write('[placement_database]\nconnection = sqlite:///%s/p.db\n'
+                    % self.tmp)
+        self.argv = [sys.executable, '-m', 'osc_placement.server',
+                     '--config-file', conf, '--host', '127.0.0.1',
+                     '--port', str(self.port)]
+
+    def _start(self):
+        proc = subprocess.Popen(self.argv, env=self.env,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.addCleanup(self._kill, proc)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(self.base + '/', timeout=2)
+                return proc
+            except (urllib.error.URLError, ConnectionError):
+                self.assertIsNone(proc.poll(), 'server exited early')
+                time.sleep(0.2)
+        self.fail('server not ready in %ds' % READY_TIMEOUT)
+
+    @staticmethod
+    def _kill(proc):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def _stop(self, proc):
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(timeout=30))
+
+    def _call(self, method, path, body=None):
+        req = urllib.request.Request(
+            self.base + path, method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={'x-auth-token': 'admin', 'content-type':
+                     'application/json',
+                     'openstack-api-version': 'placement latest'})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read() or b'null')
+
+    def test_restart_keeps_providers(self):
+        proc = self._start()
+        created = self._call('POST', '/resource_providers', {'name': 'kept'})
+        self._stop(proc)
+        proc = self._start()
+        listed = self._call('GET', '/resource_providers')
+        self._stop(proc)
+        self.assertEqual([created['uuid']],
+                         [p['uuid'] for p in listed['resource_providers']])

@@ -1,0 +1,230 @@
+"""Property tests: the search agrees with the brute-force oracle.
+
+Random small clouds (trees, sharing providers, aggregates, traits,
+inventories with constraints, existing usage) and random requests (parsed
+by the real parser at a random microversion).
+"""
+
+import random
+
+import hypothesis
+from hypothesis import strategies as st
+import testtools
+
+from osc_placement.server import errors
+from osc_placement.server.objects import candidate_search as cs
+from osc_placement.server.objects import request_groups as rg
+from tests.unit.server import candidate_oracle
+
+SETTINGS = hypothesis.settings(
+    max_examples=300, deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow,
+                           hypothesis.HealthCheck.filter_too_much])
+
+CLASSES = ['VCPU', 'DISK_GB', 'VGPU']
+TRAITS = ['CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C']
+AGGS = ['aaaaaaaa-0000-4000-8000-00000000000%d' % i for i in range(3)]
+VERSIONS = [(1, 25), (1, 28), (1, 29), (1, 31), (1, 32), (1, 35), (1, 36),
+            (1, 39)]
+
+
+def rp_uuid(i):
+    return '00000000-0000-4000-8000-%012d' % i
+
+
+# Strategies are built once: building them inside draws dominates run time.
+# Weights favour roomy inventories and few filters, so that answers are
+# usually non-empty while the constraints still bite now and then.
+INVENTORY = st.tuples(
+    st.sampled_from([1, 3, 5, 8]),  # total
+    st.sampled_from([0, 0, 0, 1]),  # reserved
+    st.sampled_from([1, 1, 1, 2]),  # min_unit
+    st.sampled_from([1, 2, 3, 8, 8, 8]),  # max_unit
+    st.sampled_from([1, 1, 1, 2]),  # step_size
+    st.sampled_from([1.0, 1.0, 1.5, 0.5]))  # allocation_ratio
+USED = st.sampled_from([0, 0, 1, 2])
+PROVIDER_CLASSES = st.sets(st.sampled_from(CLASSES), min_size=1, max_size=3)
+PROVIDER_TRAITS = st.sets(st.sampled_from(TRAITS), max_size=3)
+PROVIDER_AGGS = st.sets(st.sampled_from(AGGS), max_size=2)
+ONE_IN_FOUR = st.integers(0, 3)
+REQUEST_CLASSES = st.lists(st.sampled_from(CLASSES), min_size=1, max_size=2,
+                           unique=True)
+AMOUNT = st.sampled_from([1, 1, 2, 3])
+TRAIT_NAMES = st.lists(st.sampled_from(TRAITS + [cs.SHARING_TRAIT]),
+                       min_size=1, max_size=2, unique=True)
+TRAIT_KIND = st.sampled_from(['plain', 'plain', 'forbidden', 'any'])
+AGG_NAMES = st.lists(st.sampled_from(AGGS), min_size=1, max_size=2,
+                     unique=True)
+AGG_KIND = st.sampled_from(['', 'in:', '!', '!in:'])
+REQUIRED_COUNT = st.sampled_from([0] * 5 + [1, 1, 2])
+ONE_IN = {n: st.integers(0, n - 1) for n in (2, 3, 5, 6, 8)}
+SUFFIXES = st.sampled_from([[''], ['1'], ['', '1'], ['1', '2'],
+                            ['', '1', '2']])
+POLICY = st.sampled_from(['none', 'isolate'])
+ROOT_REQUIRED = st.sampled_from(['CUSTOM_A', '!CUSTOM_B',
+                                 'CUSTOM_C,!CUSTOM_A'])
+VERSION = st.sampled_from(VERSIONS)
+
+
+@st.composite
+def clouds(draw):
+    count = draw(st.integers(1, 7))
+    parent, inventory, used, traits, aggs = {}, {}, {}, {}, {}
+    for i in range(count):
+        uuid = rp_uuid(i)
+        parent[uuid] = draw(st.sampled_from(
+            [None] + [rp_uuid(j) for j in range(i)]))
+        classes = draw(PROVIDER_CLASSES)
+        inventory[uuid] = {rc: draw(INVENTORY) for rc in classes}
+        used[uuid] = {rc: draw(USED) for rc in classes}
+        traits[uuid] = set(draw(PROVIDER_TRAITS))
+        if draw(ONE_IN_FOUR) == 0:
+            traits[uuid].add(cs.SHARING_TRAIT)
+        aggs[uuid] = draw(PROVIDER_AGGS)
+    return candidate_oracle.Cloud(parent, inventory, used, traits, aggs)
+
+
+def snapshot_of(cloud):
+    providers = [(u, 'name-' + u, 0, cloud.parent[u], cloud.root(u))
+                 for u in cloud.providers]
+    invs = [(u, rc) + tuple(inv) + (cloud.used_of(u, rc),)
+            for u, per_rc in cloud.inventory.items()
+            for rc, inv in per_rc.items()]
+    traits = [(u, t) for u, names in cloud.traits.items() for t in names]
+    aggs = [(u, a) for u, uuids in cloud.aggs.items() for a in uuids]
+    return cs.Snapshot.from_rows(providers, invs, traits, aggs)
+
+
+def trait_value(draw):
+    kind, names = draw(TRAIT_KIND), draw(TRAIT_NAMES)
+    if kind == 'any':
+        return 'in:' + ','.join(names)
+    if kind == 'forbidden':
+        return ','.join(names[:-1] + ['!' + names[-1]])
+    return ','.join(names)
+
+
+def member_of_value(draw):
+    prefix, names = draw(AGG_KIND), draw(AGG_NAMES)
+    if prefix in ('', '!'):
+        names = names[:1]
+    return prefix + ','.join(names)
+
+
+def group_pairs(draw, suffix, cloud, resourceless_ok):
+    pairs = []
+    if resourceless_ok and draw(ONE_IN[2]) == 0:
+        # A resourceless group needs a positive filter to match anything.
+        pairs.append(('required' + suffix, draw(st.sampled_from(TRAITS))))
+    else:
+        amounts = ['%s:%d' % (rc, draw(AMOUNT))
+                   for rc in draw(REQUEST_CLASSES)]
+        pairs.append(('resources' + suffix, ','.join(amounts)))
+    for _ in range(draw(REQUIRED_COUNT)):
+        pairs.append(('required' + suffix, trait_value(draw)))
+    if draw(ONE_IN[6]) == 0:
+        pairs.append(('member_of' + suffix, member_of_value(draw)))
+    if draw(ONE_IN[8]) == 0:
+        pairs.append(('in_tree' + suffix,
+                      draw(st.sampled_from(cloud.providers))))
+    return pairs
+
+
+@st.composite
+def requests(draw, cloud):
+    version = draw(VERSION)
+    suffixes = draw(SUFFIXES)
+    subtree = []
+    if version >= (1, 36) and len(suffixes) > 1 and draw(ONE_IN[2]) == 0:
+        subtree = [s for s in suffixes if s]
+    pairs = []
+    for suffix in suffixes:
+        pairs += group_pairs(draw, suffix, cloud,
+                             resourceless_ok=suffix in subtree)
+    if subtree:
+        pairs.append(('same_subtree', ','.join(subtree)))
+    if len([s for s in suffixes if s]) > 1 or draw(ONE_IN[2]) == 0:
+        pairs.append(('group_policy', draw(POLICY)))
+    if version >= (1, 35) and draw(ONE_IN[5]) == 0:
+        pairs.append(('root_required', draw(ROOT_REQUIRED)))
+    try:
+        return rg.parse_candidate_request(pairs, version)
+    except errors.BadRequest:
+        hypothesis.reject()
+
+
+@st.composite
+def cloud_and_request(draw):
+    cloud = draw(clouds())
+    return cloud, draw(requests(cloud))
+
+
+def keys_of(result):
+    return {(frozenset((u, rc, n) for u, resources in c.allocations
+                       for rc, n in resources),
+             frozenset((s, frozenset(ps)) for s, ps in c.mappings))
+            for c in result.candidates}
+
+
+def summaries_for(snap, request, candidates):
+    used = {u for c in candidates for u in c.resource_providers()}
+    if request.version < (1, 29):
+        return used
+    roots = {snap.root(u) for u in used}
+    return {u for u in snap.providers if snap.root(u) in roots}
+
+
+class TestSearchMatchesOracle(testtools.TestCase):
+
+    @SETTINGS
+    @hypothesis.given(cloud_and_request())
+    def test_full_answer_equals_oracle(self, case):
+        cloud, request = case
+        expected, expected_summaries = candidate_oracle.oracle(cloud, request)
+        result = cs.search(snapshot_of(cloud), request)
+        self.assertEqual(len(result.candidates), len(keys_of(result)),
+                         'duplicate candidates returned')
+        self.assertEqual(expected, keys_of(result))
+        self.assertEqual(expected_summaries, result.summary_providers)
+
+    @SETTINGS
+    @hypothesis.given(cloud_and_request(), st.integers(1, 5),
+                      st.sampled_from([cs.DEPTH_FIRST, cs.BREADTH_FIRST]),
+                      st.booleans(), st.integers(0, 2 ** 16))
+    def test_limited_answer_is_right_sized_subset(self, case, limit,
+                                                  strategy, randomize, seed):
+        cloud, request = case
+        expected, _ = candidate_oracle.oracle(cloud, request)
+        request = rg.dataclasses.replace(request, limit=limit)
+        snap = snapshot_of(cloud)
+        options = cs.SearchOptions(strategy=strategy, randomize=randomize,
+                                   rng=random.Random(seed))
+        result = cs.search(snap, request, options)
+        got = keys_of(result)
+        self.assertEqual(min(limit, len(expected)), len(result.candidates))
+        self.assertEqual(len(result.candidates), len(got))
+        self.assertTrue(got <= expected)
+        self.assertEqual(summaries_for(snap, request, result.candidates),
+                         result.summary_providers)
+
+    @SETTINGS
+    @hypothesis.given(cloud_and_request(), st.integers(-1, 4))
+    def test_max_candidates_caps_generation(self, case, cap):
+        cloud, request = case
+        expected, _ = candidate_oracle.oracle(cloud, request)
+        options = cs.SearchOptions(max_candidates=cap,
+                                   strategy=cs.BREADTH_FIRST)
+        result = cs.search(snapshot_of(cloud), request, options)
+        wanted = len(expected) if cap < 0 else min(max(cap, 1),
+                                                   len(expected))
+        self.assertEqual(wanted, len(result.candidates))
+        self.assertTrue(keys_of(result) <= expected)
+
+    @SETTINGS
+    @hypothesis.given(clouds())
+    def test_anchors_match_definition(self, cloud):
+        snap = snapshot_of(cloud)
+        for uuid in cloud.providers:
+            if cloud.is_sharing(uuid):
+                self.assertEqual(cloud.sharing_anchors(uuid),
+                                 set(snap.anchors[uuid]))
