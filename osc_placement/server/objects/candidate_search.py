@@ -283,12 +283,45 @@ class _Option:
     providers: frozenset  # the providers mapped to the group's suffix
 
 
-class _GroupFilter:
-    """The trait/aggregate predicates of one group over the snapshot."""
+class _TreeIndex:
+    """Which providers can serve which anchor root, built once per search.
 
-    def __init__(self, snap, group):
+    Options for an anchor come from its own tree and from the sharing
+    providers serving it, so the walk can build them anchor by anchor and
+    never look at trees it does not reach before ``limit``.
+    """
+
+    def __init__(self, snap):
+        self.members = collections.defaultdict(list)
+        for uuid in sorted(snap.providers):
+            self.members[snap.root(uuid)].append(uuid)
+        self.served_by = collections.defaultdict(list)
+        for uuid in sorted(snap.anchors):
+            if uuid in snap.providers and snap.is_sharing(uuid):
+                for anchor in snap.anchors[uuid]:
+                    if anchor != snap.root(uuid):
+                        self.served_by[anchor].append(uuid)
+        self.anchors = sorted(set(self.members) | set(self.served_by))
+
+    def local_providers(self, anchor):
+        return self.members.get(anchor, []) + self.served_by.get(anchor, [])
+
+
+class _GroupSearch:
+    """The options of one request group, anchor by anchor."""
+
+    def __init__(self, snap, group, index):
         self.snap = snap
         self.group = group
+        self.index = index
+        self.tree = _in_tree_root(snap, group)
+
+    def options(self, anchor):
+        if self.group.use_same_provider:
+            return self._single_provider_options(anchor)
+        return self._spread_options(anchor)
+
+    # Predicates over one provider.
 
     def has_required_traits(self, uuid):
         traits = self.snap.traits_of(uuid)
@@ -304,11 +337,82 @@ class _GroupFilter:
     def in_forbidden_agg(self, uuid):
         return bool(self.snap.aggregates_of(uuid) & self.group.forbidden_aggs)
 
-    def single_provider_ok(self, uuid):
+    def can_take(self, uuid, rc, amount):
+        inv = self.snap.inventory(uuid, rc)
+        return inv is not None and inv.can_take(amount)
+
+    def in_tree(self, uuid):
+        return self.tree is None or self.snap.root(uuid) == self.tree
+
+    # Suffixed groups: one provider each (upstream's single-provider path).
+
+    def _single_provider_options(self, anchor):
+        return [_Option(amounts=tuple((uuid, rc, n) for rc, n
+                                      in self.group.resources.items()),
+                        providers=frozenset([uuid]))
+                for uuid in self.index.local_providers(anchor)
+                if self._single_provider_ok(uuid)]
+
+    def _single_provider_ok(self, uuid):
+        if self.group.resources:
+            if not (self.in_tree(uuid) and all(
+                    self.can_take(uuid, rc, n)
+                    for rc, n in self.group.resources.items())):
+                return False
+        elif not (self.group.required_traits or self.group.member_of):
+            # Upstream matches nothing for a resourceless group without a
+            # positive filter; in_tree is ignored for resourceless groups.
+            return False
         return (self.has_required_traits(uuid)
                 and not self.has_forbidden_trait(uuid)
                 and self.in_member_of(uuid)
                 and not self.in_forbidden_agg(uuid))
+
+    # The unsuffixed group: classes spread over the tree and sharing
+    # providers serving it.
+
+    def _spread_options(self, anchor):
+        classes = sorted(self.group.resources)
+        lists = [self._class_providers(anchor, rc) for rc in classes]
+        if not all(lists):
+            return []
+        return [option for option in
+                (self._spread_option(classes, choice)
+                 for choice in itertools.product(*lists))
+                if option is not None]
+
+    def _class_providers(self, anchor, rc):
+        amount = self.group.resources[rc]
+        return [uuid for uuid in self.index.local_providers(anchor)
+                # A provider with a forbidden trait fails every tuple.
+                if not self.has_forbidden_trait(uuid)
+                and self.can_take(uuid, rc, amount)
+                and self._pair_ok(uuid, anchor)]
+
+    def _pair_ok(self, uuid, anchor):
+        if self.snap.root(uuid) == anchor:
+            if not self.in_tree(uuid):
+                return False
+        elif self.tree is not None or not self.in_member_of(uuid):
+            # in_tree disables sharing; with member_of, a sharing provider
+            # must itself be in the aggregates to serve other trees.
+            return False
+        if self.group.member_of and not (self.in_member_of(uuid)
+                                         or self.in_member_of(anchor)):
+            return False
+        return not (self.in_forbidden_agg(uuid)
+                    or self.in_forbidden_agg(anchor))
+
+    def _spread_option(self, classes, choice):
+        used = set(choice)
+        traits = set().union(*(self.snap.traits_of(u) for u in used))
+        # Only providers that supply resources count towards the traits.
+        if not all(any_of & traits for any_of in self.group.required_traits):
+            return None
+        return _Option(
+            amounts=tuple((uuid, rc, self.group.resources[rc])
+                          for uuid, rc in zip(choice, classes)),
+            providers=frozenset(used))
 
 
 def _in_tree_root(snap, group):
@@ -317,111 +421,6 @@ def _in_tree_root(snap, group):
         return None
     provider = snap.providers.get(group.in_tree)
     return provider.root_uuid if provider else ''
-
-
-def _single_provider_options(snap, group, anchor_ok):
-    """Suffixed group: {anchor: [_Option]} (upstream's Path B)."""
-    filt = _GroupFilter(snap, group)
-    if group.resources:
-        uuids = _providers_taking_all(snap, group)
-    else:
-        uuids = _resourceless_matches(snap, filt)
-    by_anchor = collections.defaultdict(list)
-    for uuid in uuids:
-        if not filt.single_provider_ok(uuid):
-            continue
-        option = _Option(
-            amounts=tuple((uuid, rc, n) for rc, n in group.resources.items()),
-            providers=frozenset([uuid]))
-        for anchor in snap.anchors_of(uuid):
-            if anchor_ok(anchor):
-                by_anchor[anchor].append(option)
-    return by_anchor
-
-
-def _providers_taking_all(snap, group):
-    tree = _in_tree_root(snap, group)
-    for uuid in snap.providers:
-        if tree is not None and snap.root(uuid) != tree:
-            continue
-        if all(_can_take(snap, uuid, rc, n)
-               for rc, n in group.resources.items()):
-            yield uuid
-
-
-def _resourceless_matches(snap, filt):
-    # Upstream matches nothing unless a positive filter (required traits or
-    # member_of) is given; in_tree is ignored for resourceless groups.
-    if not (filt.group.required_traits or filt.group.member_of):
-        return []
-    return list(snap.providers)
-
-
-def _can_take(snap, uuid, rc, amount):
-    inv = snap.inventory(uuid, rc)
-    return inv is not None and inv.can_take(amount)
-
-
-def _spread_options(snap, group, anchor_ok):
-    """Unsuffixed group: {anchor: [_Option]} (upstream's Path A)."""
-    filt = _GroupFilter(snap, group)
-    per_class = [_class_pairs(snap, group, filt, rc, n, anchor_ok)
-                 for rc, n in sorted(group.resources.items())]
-    anchors = set.intersection(*(set(pairs) for pairs in per_class))
-    by_anchor = {}
-    for anchor in anchors:
-        options = list(_spread_options_for(snap, group, filt,
-                                           [pairs[anchor]
-                                            for pairs in per_class]))
-        if options:
-            by_anchor[anchor] = options
-    return by_anchor
-
-
-def _class_pairs(snap, group, filt, rc, amount, anchor_ok):
-    """{anchor: [providers]} able to give ``amount`` of ``rc``."""
-    tree = _in_tree_root(snap, group)
-    pairs = collections.defaultdict(list)
-    for uuid in snap.providers:
-        if filt.has_forbidden_trait(uuid):
-            continue  # no tuple holding it can pass the trait check
-        if not _can_take(snap, uuid, rc, amount):
-            continue
-        for anchor in _spread_anchors(snap, filt, uuid, tree):
-            if anchor_ok(anchor) and _spread_aggs_ok(filt, uuid, anchor):
-                pairs[anchor].append(uuid)
-    return pairs
-
-
-def _spread_anchors(snap, filt, uuid, tree):
-    root = snap.root(uuid)
-    if tree is not None:
-        # in_tree disables sharing for the unsuffixed group.
-        return [root] if root == tree else []
-    anchors = {root}
-    if snap.is_sharing(uuid) and filt.in_member_of(uuid):
-        anchors |= snap.anchors.get(uuid, frozenset())
-    return anchors
-
-
-def _spread_aggs_ok(filt, uuid, anchor):
-    if filt.group.member_of and not (filt.in_member_of(uuid)
-                                     or filt.in_member_of(anchor)):
-        return False
-    return not (filt.in_forbidden_agg(uuid) or filt.in_forbidden_agg(anchor))
-
-
-def _spread_options_for(snap, group, filt, provider_lists):
-    classes = sorted(group.resources)
-    for choice in itertools.product(*provider_lists):
-        used = set(choice)
-        traits = set().union(*(snap.traits_of(u) for u in used))
-        if not all(any_of & traits for any_of in group.required_traits):
-            continue
-        yield _Option(
-            amounts=tuple((uuid, rc, group.resources[rc])
-                          for uuid, rc in zip(choice, classes)),
-            providers=frozenset(used))
 
 
 def _root_filter(snap, request):
@@ -434,22 +433,6 @@ def _root_filter(snap, request):
         traits = snap.traits_of(anchor)
         return required <= traits and not traits & forbidden
     return anchor_ok
-
-
-def group_options(snap, request):
-    """[(group, {anchor: [_Option]})] in request order, or None when some
-    group has no option at all (the answer is then empty)."""
-    anchor_ok = _root_filter(snap, request)
-    result = []
-    for group in request.groups:
-        if group.use_same_provider:
-            by_anchor = _single_provider_options(snap, group, anchor_ok)
-        else:
-            by_anchor = _spread_options(snap, group, anchor_ok)
-        if not by_anchor:
-            return None
-        result.append((group, by_anchor))
-    return result
 
 
 # --------------------------------------------------------------------------
@@ -583,38 +566,50 @@ def _tree_can_cover(snap, groups, option_lists):
     return True
 
 
-def _anchor_walks(snap, request, per_group):
-    """One lazy generator of candidates per viable anchor."""
-    groups = [group for group, _ in per_group]
-    anchors = set.intersection(*(set(by_anchor)
-                                 for _, by_anchor in per_group))
-    walks = []
-    for anchor in sorted(anchors):
-        option_lists = [by_anchor[anchor] for _, by_anchor in per_group]
-        if _tree_can_cover(snap, groups, option_lists):
-            walks.append(_Combiner(snap, request, groups,
-                                   option_lists).walk())
-    return walks
+def _anchor_walks(snap, request):
+    """Lazily, one generator of candidates per viable anchor root."""
+    index = _TreeIndex(snap)
+    searches = [_GroupSearch(snap, group, index) for group in request.groups]
+    anchor_ok = _root_filter(snap, request)
+    for anchor in index.anchors:
+        if not anchor_ok(anchor):
+            continue
+        option_lists = []
+        for group_search in searches:
+            options = group_search.options(anchor)
+            if not options:
+                break  # a group that cannot fit ends this anchor
+            option_lists.append(options)
+        else:
+            if _tree_can_cover(snap, request.groups, option_lists):
+                yield _Combiner(snap, request, request.groups,
+                                option_lists).walk()
 
 
 def _round_robin(generators):
-    active = collections.deque(generators)
+    """a1, b1, c1, a2, b2, ... pulling generators lazily on the first
+    round, so a limit reached early never builds the later ones."""
+    active = collections.deque()
+    for generator in generators:
+        for item in generator:
+            yield item
+            active.append(generator)
+            break
     while active:
         generator = active.popleft()
-        try:
-            yield next(generator)
-        except StopIteration:
-            continue
-        active.append(generator)
+        for item in generator:
+            yield item
+            active.append(generator)
+            break
 
 
-def _all_walks(snap, request, per_group, strategy):
-    walks = _anchor_walks(snap, request, per_group)
+def _all_walks(snap, request, strategy):
+    if strategy not in (DEPTH_FIRST, BREADTH_FIRST):
+        raise ValueError("Strategy '%s' not recognized" % strategy)
+    walks = _anchor_walks(snap, request)
     if strategy == DEPTH_FIRST:
         return itertools.chain.from_iterable(walks)
-    if strategy == BREADTH_FIRST:
-        return _round_robin(walks)
-    raise ValueError("Strategy '%s' not recognized" % strategy)
+    return _round_robin(walks)
 
 
 # --------------------------------------------------------------------------
@@ -628,11 +623,7 @@ def search(snap, request, options=SearchOptions()):
     and the providers the response must summarise. Class and trait names
     are assumed valid (``request.validate_names`` ran first).
     """
-    per_group = group_options(snap, request)
-    if per_group is None:
-        return SearchResult([], set())
-    candidates = _collect(_all_walks(snap, request, per_group,
-                                     options.strategy),
+    candidates = _collect(_all_walks(snap, request, options.strategy),
                           _stop_after(request, options))
     candidates = _apply_limit(candidates, request.limit, options)
     return SearchResult(candidates, _summary_providers(snap, request,
