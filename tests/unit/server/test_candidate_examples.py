@@ -386,6 +386,10 @@ class TestOptions(testtools.TestCase):
         result, _ = run(two_hosts(), self.pairs, max_candidates=0)
         self.assertEqual(1, len(result.candidates))
 
+    def test_round_robin_order_is_upstreams(self):
+        order = cs._round_robin(iter(x) for x in ['ABC', 'D', '', 'EF'])
+        self.assertEqual('ADEBFC', ''.join(order))
+
     def test_unknown_strategy(self):
         self.assertRaises(ValueError, run, two_hosts(), self.pairs,
                           strategy='sideways')
