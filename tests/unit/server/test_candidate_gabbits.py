@@ -282,3 +282,174 @@ class TestMappingsSharingGabbits(testtools.TestCase):
             self.assertEqual([uid('cn_middle')], mapping[''])
             self.assertEqual(disks, set(mapping['_DISK_A'] +
                                         mapping['_DISK_B']))
+
+
+def numa_network_fixture():
+    builder = CloudBuilder()
+    builder.add('ss1', aggs=[AGG_A], inv={'DISK_GB': 2000}, traits=[SHARES])
+    builder.add('cn1', aggs=[AGG_A], traits=['COMPUTE_VOLUME_MULTI_ATTACH'])
+    builder.add('numa0', parent='cn1', traits=['HW_NUMA_ROOT'],
+                inv={'VCPU': 4, 'MEMORY_MB': cs.Inventory(
+                    total=2048, min_unit=512, step_size=256)},
+                used={'VCPU': 2})
+    builder.add('numa1', parent='cn1', traits=['HW_NUMA_ROOT', 'CUSTOM_FOO'],
+                inv={'VCPU': 4, 'MEMORY_MB': cs.Inventory(
+                    total=2048, min_unit=256, max_unit=1024)})
+    builder.add('fpga0', parent='numa0', inv={'CUSTOM_FPGA': 1})
+    builder.add('pgpu0', parent='numa0', inv={'VGPU': 8})
+    builder.add('fpga1_0', parent='numa1', inv={'CUSTOM_FPGA': 1})
+    builder.add('fpga1_1', parent='numa1', inv={'CUSTOM_FPGA': 1})
+    builder.add('sriov_agent', parent='cn1',
+                traits=['CUSTOM_VNIC_TYPE_DIRECT'])
+    for i in (1, 2):
+        builder.add('esn%d' % i, parent='sriov_agent',
+                    traits=['CUSTOM_PHYSNET%d' % i],
+                    inv={'NET_BW_EGR_KILOBIT_PER_SEC': 10000 * i})
+    builder.add('ovs_agent', parent='cn1', traits=['CUSTOM_VNIC_TYPE_NORMAL'])
+    builder.add('br_int', parent='ovs_agent', traits=['CUSTOM_PHYSNET0'],
+                inv={'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    builder.add('cn2', aggs=[AGG_A], traits=['CUSTOM_FOO'], used={'VCPU': 3},
+                inv={'VCPU': 8, 'DISK_GB': 1000, 'MEMORY_MB': cs.Inventory(
+                    total=2048, min_unit=1024, step_size=128)})
+    for i in (1, 2, 3):
+        builder.add('nic%d' % i, parent='cn2', traits=['CUSTOM_HW_NIC_ROOT'])
+    for i in (1, 2):
+        builder.add('pf1_%d' % i, parent='nic1', inv={'CUSTOM_VF': 4},
+                    traits=['CUSTOM_PHYSNET%d' % i])
+    for i in range(4):
+        builder.add('pf2_%d' % (i + 1), parent='nic2', inv={'CUSTOM_VF': 2},
+                    traits=['CUSTOM_PHYSNET%d' % (i % 2 + 1)])
+    builder.add('pf3_1', parent='nic3', inv={'CUSTOM_VF': 8},
+                traits=['CUSTOM_PHYSNET1'])
+    return builder.snapshot()
+
+
+class TestGranularSameSubtreeGabbits(testtools.TestCase):
+    """granular-same-subtree.yaml on NUMANetworkFixture, at 1.36."""
+
+    def get(self, pairs):
+        request = rg.parse_candidate_request(pairs, (1, 36))
+        return cs.search(numa_network_fixture(), request)
+
+    def count(self, pairs):
+        return len(self.get(pairs).candidates)
+
+    def test_no_resourceless(self):
+        base = [('resources_COMPUTE', 'VCPU:1'),
+                ('resources_ACCEL', 'CUSTOM_FPGA:1'),
+                ('group_policy', 'none')]
+        self.assertEqual(6, self.count(base))
+        self.assertEqual(6, self.count(base + [('same_subtree',
+                                                '_COMPUTE')]))
+        self.assertEqual(3, self.count(base + [('same_subtree',
+                                                '_COMPUTE,_ACCEL')]))
+
+    def test_same_subtree_same_provider(self):
+        base = [('resources_COMPUTE1', 'VCPU:1'),
+                ('resources_COMPUTE2', 'MEMORY_MB:1024'),
+                ('same_subtree', '_COMPUTE1,_COMPUTE2')]
+        result = self.get(base + [('group_policy', 'none')])
+        self.assertEqual({uid('numa0'), uid('numa1'), uid('cn2')},
+                         {c.resource_providers()[0]
+                          for c in result.candidates})
+        self.assertEqual(3, len(result.candidates))
+        self.assertEqual(0, self.count(base + [('group_policy', 'isolate')]))
+
+    def test_resourceful_without_same_subtree(self):
+        self.assertEqual(2, self.count(
+            [('resources', 'VCPU:1'),
+             ('resources_PORT1', 'CUSTOM_VF:4'),
+             ('required_PORT1', 'CUSTOM_PHYSNET1'),
+             ('resources_PORT2', 'CUSTOM_VF:4'),
+             ('required_PORT2', 'CUSTOM_PHYSNET2'),
+             ('group_policy', 'none')]))
+
+    def ports(self, amounts, policy):
+        pairs = [('resources', 'VCPU:1'),
+                 ('required_NIC', 'CUSTOM_HW_NIC_ROOT')]
+        suffixes = ['_NIC']
+        for suffix, (amount, net) in amounts.items():
+            pairs += [('resources' + suffix, 'CUSTOM_VF:%d' % amount),
+                      ('required' + suffix, 'CUSTOM_PHYSNET%d' % net)]
+            suffixes.append(suffix)
+        return pairs + [('same_subtree', ','.join(suffixes)),
+                        ('group_policy', policy)]
+
+    def test_resourceless_nic_4vfs(self):
+        result = self.get(self.ports({'_PORT1': (4, 1), '_PORT2': (4, 2)},
+                                     'none'))
+        self.assertEqual(1, len(result.candidates))
+        self.assertEqual({'': [uid('cn2')], '_NIC': [uid('nic1')],
+                          '_PORT1': [uid('pf1_1')],
+                          '_PORT2': [uid('pf1_2')]},
+                         result.candidates[0].mapping_dict())
+
+    def test_resourceless_nic_2vfs(self):
+        for policy in ('none', 'isolate'):
+            self.assertEqual(5, self.count(self.ports(
+                {'_PORT1': (2, 1), '_PORT2': (2, 2)}, policy)))
+
+    def test_resourceless_nic_2_1_1_vfs(self):
+        ports = {'_PORT1': (2, 1), '_PORT2A': (1, 2), '_PORT2B': (1, 2)}
+        self.assertEqual(9, self.count(self.ports(ports, 'none')))
+        self.assertEqual(4, self.count(self.ports(ports, 'isolate')))
+
+    def test_resourceless_same_provider(self):
+        base = [('resources_PORT1', 'CUSTOM_VF:8'),
+                ('required_PORT2', 'CUSTOM_PHYSNET1'),
+                ('same_subtree', '_PORT1,_PORT2')]
+        result = self.get(base + [('group_policy', 'none')])
+        self.assertEqual({'_PORT1': [uid('pf3_1')],
+                          '_PORT2': [uid('pf3_1')]},
+                         result.candidates[0].mapping_dict())
+        self.assertEqual(1, len(result.candidates))
+        self.assertEqual(0, self.count(base + [('group_policy', 'isolate')]))
+
+    def test_multiple_resourceless_same_provider(self):
+        base = [('resources_COMPUTE1', 'VCPU:1'),
+                ('required_COMPUTE2', 'CUSTOM_FOO'),
+                ('required_COMPUTE3', 'HW_NUMA_ROOT'),
+                ('same_subtree', '_COMPUTE1,_COMPUTE2,_COMPUTE3')]
+        result = self.get(base + [('group_policy', 'none')])
+        self.assertEqual(1, len(result.candidates))
+        self.assertEqual([uid('numa1')],
+                         result.candidates[0].resource_providers())
+        self.assertEqual(0, self.count(base + [('group_policy', 'isolate')]))
+
+    def test_resourceless_numa_two_fpgas(self):
+        base = [('resources_ACCEL1', 'CUSTOM_FPGA:1'),
+                ('resources_ACCEL2', 'CUSTOM_FPGA:1'),
+                ('group_policy', 'isolate')]
+        self.assertEqual(2, self.count(
+            base + [('required_NUMA', 'HW_NUMA_ROOT'),
+                    ('same_subtree', '_NUMA,_ACCEL1,_ACCEL2')]))
+        self.assertEqual(2, self.count(
+            base + [('required_NUMA', 'HW_NUMA_ROOT'),
+                    ('same_subtree', '_NUMA,_ACCEL1,_ACCEL2,_NUMA,_ACCEL1')]))
+        self.assertEqual(0, self.count(
+            base + [('required_NUMA', 'HW_NUMA_ROOT,!CUSTOM_FOO'),
+                    ('same_subtree', '_NUMA,_ACCEL1,_ACCEL2')]))
+
+    def test_multiple_same_subtree_params(self):
+        result = self.get([
+            ('required_NUMA', 'HW_NUMA_ROOT'),
+            ('resources_COMPUTE', 'VCPU:2,MEMORY_MB:512'),
+            ('resources_FPGA', 'CUSTOM_FPGA:1'),
+            ('resources_GPU', 'VGPU:1'),
+            ('required_SRIOV', 'CUSTOM_VNIC_TYPE_DIRECT'),
+            ('resources_NET1', 'NET_BW_EGR_KILOBIT_PER_SEC:100'),
+            ('required_NET1', 'CUSTOM_PHYSNET1'),
+            ('resources_NET2', 'NET_BW_EGR_KILOBIT_PER_SEC:100'),
+            ('required_NET2', 'CUSTOM_PHYSNET2'),
+            ('same_subtree', '_NUMA,_COMPUTE,_GPU,_FPGA'),
+            ('same_subtree', '_SRIOV,_NET1,_NET2'),
+            ('group_policy', 'none')])
+        self.assertEqual(1, len(result.candidates))
+        self.assertEqual(
+            {'_NUMA': [uid('numa0')], '_COMPUTE': [uid('numa0')],
+             '_FPGA': [uid('fpga0')], '_GPU': [uid('pgpu0')],
+             '_SRIOV': [uid('sriov_agent')], '_NET1': [uid('esn1')],
+             '_NET2': [uid('esn2')]},
+            result.candidates[0].mapping_dict())
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 512},
+                         result.candidates[0].allocation_dict()[uid('numa0')])
