@@ -7,6 +7,7 @@ allocation-candidates-mappings-sharing.yaml); the layout is the fixture's.
 
 import testtools
 
+from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from tests.unit.server.test_candidate_examples import CloudBuilder
@@ -453,3 +454,132 @@ class TestGranularSameSubtreeGabbits(testtools.TestCase):
             result.candidates[0].mapping_dict())
         self.assertEqual({'VCPU': 2, 'MEMORY_MB': 512},
                          result.candidates[0].allocation_dict()[uid('numa0')])
+
+
+def shared_storage_fixture():
+    """SharedStorageFixture as allocation-candidates.yaml knows it: two
+    computes (cn2 with local disk), one sharing disk, NUMA nodes with PFs."""
+    builder = CloudBuilder()
+    for cn in ('cn1', 'cn2'):
+        inv = {'VCPU': cs.Inventory(total=24, allocation_ratio=16.0),
+               'MEMORY_MB': cs.Inventory(total=128 * 1024,
+                                         allocation_ratio=1.5)}
+        traits = []
+        if cn == 'cn2':
+            inv['DISK_GB'] = cs.Inventory(total=2000, reserved=100)
+        else:
+            traits = ['HW_CPU_X86_SSE', 'HW_CPU_X86_SSE2']
+        builder.add(cn, aggs=[AGG_A], inv=inv, traits=traits)
+    builder.add('ss', aggs=[AGG_A], traits=[SHARES],
+                inv={'DISK_GB': cs.Inventory(total=2000, reserved=100)})
+    for n in (1, 2):
+        for m in (1, 2):
+            numa = 'numa%d_%d' % (n, m)
+            builder.add(numa, parent='cn%d' % n)
+            builder.add('pf%d_%d' % (n, m), parent=numa,
+                        inv={'SRIOV_NET_VF': 8})
+    return builder.snapshot()
+
+
+class TestAllocationCandidatesGabbits(testtools.TestCase):
+    """allocation-candidates.yaml on SharedStorageFixture."""
+
+    def get(self, pairs, version):
+        snap = shared_storage_fixture()
+        request = rg.parse_candidate_request(pairs, version)
+        return cs.search(snap, request), request, snap
+
+    def counts(self, pairs, version):
+        result = self.get(pairs, version)[0]
+        return len(result.candidates), len(result.summary_providers)
+
+    def test_no_allocations_yet(self):
+        result, request, snap = self.get(
+            [('resources', 'VCPU:1,MEMORY_MB:1024,DISK_GB:100')], (1, 10))
+        self.assertEqual(3, len(result.candidates))
+        body = cr.allocation_candidates_body(result, request, snap)
+        summaries = body['provider_summaries']
+        self.assertEqual(3, len(summaries))
+        self.assertEqual({'VCPU': {'capacity': 384, 'used': 0},
+                          'MEMORY_MB': {'capacity': 196608, 'used': 0},
+                          'DISK_GB': {'capacity': 1900, 'used': 0}},
+                         summaries[uid('cn2')]['resources'])
+
+    def test_limit(self):
+        count, summaries = self.counts(
+            [('resources', 'VCPU:1,MEMORY_MB:1024,DISK_GB:100'),
+             ('limit', '1')], (1, 16))
+        self.assertEqual(1, count)
+        self.assertIn(summaries, (1, 2))
+
+    def test_required_and_forbidden_traits(self):
+        pairs = [('resources', 'VCPU:1,MEMORY_MB:1024,DISK_GB:100')]
+        self.assertEqual((1, 2), self.counts(
+            pairs + [('required', 'HW_CPU_X86_SSE')], (1, 17)))
+        self.assertEqual((1, 2), self.counts(
+            pairs + [('required', 'HW_CPU_X86_SSE,HW_CPU_X86_SSE2')],
+            (1, 17)))
+        self.assertEqual((0, 0), self.counts(
+            pairs + [('required', 'HW_CPU_X86_SSE3')], (1, 17)))
+        self.assertEqual(2, self.counts(
+            pairs + [('required', '!HW_CPU_X86_SSE')], (1, 22))[0])
+
+    def test_summaries_by_version(self):
+        for version, classes in [((1, 26), 1), ((1, 27), 2)]:
+            result, request, snap = self.get([('resources', 'VCPU:1')],
+                                             version)
+            body = cr.allocation_candidates_body(result, request, snap)
+            self.assertEqual(2, len(body['allocation_requests']))
+            self.assertEqual(2, len(body['provider_summaries']))
+            self.assertEqual(classes, len(
+                body['provider_summaries'][uid('cn1')]['resources']))
+        self.assertEqual((2, 2), self.counts([('resources', 'VCPU:1')],
+                                             (1, 28)))
+        self.assertEqual((2, 10), self.counts([('resources', 'VCPU:1')],
+                                              (1, 29)))
+
+    def test_nested_by_version(self):
+        self.assertEqual((4, 4), self.counts(
+            [('resources', 'SRIOV_NET_VF:4')], (1, 28)))
+        self.assertEqual((4, 10), self.counts(
+            [('resources', 'SRIOV_NET_VF:4')], (1, 29)))
+        self.assertEqual((0, 0), self.counts(
+            [('resources', 'VCPU:1,SRIOV_NET_VF:4')], (1, 28)))
+        self.assertEqual((4, 10), self.counts(
+            [('resources', 'VCPU:1,SRIOV_NET_VF:4')], (1, 29)))
+        self.assertEqual((4, 5), self.counts(
+            [('resources', 'DISK_GB:10,SRIOV_NET_VF:4')], (1, 28)))
+
+    def test_in_tree(self):
+        pairs = [('resources', 'VCPU:1,SRIOV_NET_VF:4')]
+        for where in ('cn1', 'pf1_2'):
+            self.assertEqual((2, 5), self.counts(
+                pairs + [('in_tree', uid(where))], (1, 31)))
+        disk = [('resources', 'VCPU:1,DISK_GB:10')]
+        self.assertEqual(0, self.counts(
+            disk + [('in_tree', uid('cn1'))], (1, 31))[0])
+        self.assertEqual(1, self.counts(
+            disk + [('in_tree', uid('cn2'))], (1, 31))[0])
+        self.assertEqual(0, self.counts(
+            disk + [('in_tree', uid('ss'))], (1, 31))[0])
+
+    def test_granular_in_tree(self):
+        for where in ('cn1', 'pf1_1'):
+            self.assertEqual(1, self.counts(
+                [('resources1', 'VCPU:1'), ('in_tree1', uid(where))],
+                (1, 31))[0])
+            self.assertEqual(2, self.counts(
+                [('resources1', 'SRIOV_NET_VF:4'), ('in_tree1', uid(where))],
+                (1, 31))[0])
+        local = [('resources', 'VCPU:1'), ('resources1', 'DISK_GB:10')]
+        for where, count in [('cn1', 0), ('cn2', 1), ('ss', 2)]:
+            self.assertEqual(count, self.counts(
+                local + [('in_tree1', uid(where))], (1, 31))[0], where)
+        compute = [('resources', 'VCPU:1'), ('resources1', 'DISK_GB:10')]
+        for where, count in [('cn1', 1), ('cn2', 2)]:
+            self.assertEqual(count, self.counts(
+                compute + [('in_tree', uid(where))], (1, 31))[0], where)
+        self.assertEqual(1, self.counts(
+            [('resources1', 'VCPU:1'), ('in_tree1', uid('cn1')),
+             ('resources2', 'DISK_GB:10'), ('in_tree2', uid('ss')),
+             ('group_policy', 'none')], (1, 31))[0])
