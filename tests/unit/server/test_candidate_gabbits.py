@@ -583,3 +583,63 @@ class TestAllocationCandidatesGabbits(testtools.TestCase):
             [('resources1', 'VCPU:1'), ('in_tree1', uid('cn1')),
              ('resources2', 'DISK_GB:10'), ('in_tree2', uid('ss')),
              ('group_policy', 'none')], (1, 31))[0])
+
+
+def query(text):
+    """'a=1&b=2' -> [('a', '1'), ('b', '2')] (no escaping needed here)."""
+    return [tuple(item.split('=', 1)) for item in text.split('&') if item]
+
+
+class TestRootRequiredGabbits(testtools.TestCase):
+    """allocation-candidates-root-required.yaml on NUMANetworkFixture."""
+
+    CASES = [
+        ('resources=VCPU:1&root_required=HW_NUMA_ROOT', 0),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=MISC_SHARES_VIA_AGGREGATE', 0),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=HW_NUMA_ROOT', 0),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=HW_CPU_X86_AVX2', 0),
+        ('resources=VCPU:1,MEMORY_MB:1024'
+         '&root_required=COMPUTE_VOLUME_MULTI_ATTACH', 4),
+        ('resources1=VCPU:1&resources2=MEMORY_MB:1024&group_policy=none'
+         '&root_required=COMPUTE_VOLUME_MULTI_ATTACH', 4),
+        ('resources1=VCPU:1&resources2=MEMORY_MB:1024&group_policy=isolate'
+         '&root_required=COMPUTE_VOLUME_MULTI_ATTACH', 2),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=COMPUTE_VOLUME_MULTI_ATTACH', 4),
+        ('resources1=VCPU:1,MEMORY_MB:1024&resources2=DISK_GB:100'
+         '&group_policy=none&root_required=COMPUTE_VOLUME_MULTI_ATTACH', 2),
+        ('resources=VCPU:1,DISK_GB:100&required=CUSTOM_FOO', 3),
+        ('resources=VCPU:1,DISK_GB:100&root_required=CUSTOM_FOO', 2),
+        ('resources1=VCPU:1&required1=CUSTOM_FOO&resources2=DISK_GB:100'
+         '&group_policy=none', 3),
+        ('resources1=VCPU:1&resources2=DISK_GB:100&group_policy=none'
+         '&root_required=CUSTOM_FOO', 2),
+        ('resources=VCPU:3&root_required=!HW_NUMA_ROOT', 2),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=!MISC_SHARES_VIA_AGGREGATE', 6),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=CUSTOM_FOO,!HW_NUMA_ROOT', 2),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=CUSTOM_FOO,!COMPUTE_VOLUME_MULTI_ATTACH', 2),
+        ('resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100'
+         '&root_required=!CUSTOM_FOO,!COMPUTE_VOLUME_MULTI_ATTACH', 0),
+        ('resources1=VCPU:1,MEMORY_MB:1024&resources2=DISK_GB:100'
+         '&group_policy=none&root_required=!CUSTOM_FOO', 2),
+        ('resources=VCPU:1&required=CUSTOM_FOO&root_required=CUSTOM_FOO', 1),
+        ('resources1=VCPU:1&required1=CUSTOM_FOO&root_required=CUSTOM_FOO',
+         1),
+        ('resources1=VCPU:1&required1=CUSTOM_FOO&root_required=!CUSTOM_FOO',
+         1),
+        ('resources1=VCPU:1&required1=!CUSTOM_FOO&root_required=CUSTOM_FOO',
+         0),
+    ]
+
+    def test_counts(self):
+        snap = numa_network_fixture()
+        for text, count in self.CASES:
+            request = rg.parse_candidate_request(query(text), (1, 35))
+            self.assertEqual(count, len(cs.search(snap, request).candidates),
+                             text)
