@@ -643,3 +643,49 @@ class TestRootRequiredGabbits(testtools.TestCase):
             request = rg.parse_candidate_request(query(text), (1, 35))
             self.assertEqual(count, len(cs.search(snap, request).candidates),
                              text)
+
+
+def numa_aggregate_fixture():
+    disk = cs.Inventory(total=2000, reserved=100)
+    vcpu = cs.Inventory(total=24, allocation_ratio=16.0)
+    return (CloudBuilder()
+            .add('cn1', aggs=[AGG_A])
+            .add('cn2', aggs=[AGG_A, AGG_B])
+            .add('ss1', aggs=[AGG_A], inv={'DISK_GB': disk}, traits=[SHARES])
+            .add('ss2', aggs=[AGG_C], inv={'DISK_GB': disk}, traits=[SHARES])
+            .add('numa1_1', parent='cn1', aggs=[AGG_C], inv={'VCPU': vcpu})
+            .add('numa1_2', parent='cn1', inv={'VCPU': vcpu})
+            .add('numa2_1', parent='cn2', inv={'VCPU': vcpu})
+            .add('numa2_2', parent='cn2', inv={'VCPU': vcpu})
+            .snapshot())
+
+
+class TestBug1792503Gabbits(testtools.TestCase):
+    """allocation-candidates-bug-1792503.yaml on NUMAAggregateFixture:
+    member_of matches the provider or its root in the unsuffixed group."""
+
+    CASES = [
+        ('resources=VCPU:1', 4),
+        ('resources=VCPU:1&member_of={A}', 4),
+        ('resources=VCPU:1&member_of={B}', 2),
+        ('resources=VCPU:1&member_of={C}', 1),
+        ('resources=VCPU:1,DISK_GB:1000', 6),
+        ('resources=VCPU:1,DISK_GB:1000&member_of={A}', 4),
+        ('resources=VCPU:1,DISK_GB:1000&member_of={B}', 0),
+        ('resources=VCPU:1,DISK_GB:1000&member_of={C}', 1),
+        ('resources=VCPU:1,DISK_GB:1000&member_of=!{A}', 0),
+        ('resources=VCPU:1,DISK_GB:1000&member_of=!{B}', 4),
+        ('resources=VCPU:1,DISK_GB:1000&member_of=!{C}', 3),
+        ('resources=VCPU:1,DISK_GB:1000&member_of=in:{A},{B}'
+         '&member_of=!{C}', 3),
+        ('resources=VCPU:1,DISK_GB:1000&member_of={A}'
+         '&member_of=!in:{B},{C}', 1),
+    ]
+
+    def test_counts(self):
+        snap = numa_aggregate_fixture()
+        for text, count in self.CASES:
+            text = text.format(A=AGG_A, B=AGG_B, C=AGG_C)
+            request = rg.parse_candidate_request(query(text), (1, 32))
+            self.assertEqual(count, len(cs.search(snap, request).candidates),
+                             text)
