@@ -192,18 +192,29 @@ def compute_anchors(snap):
 class SliceSpec:
     """What a request can possibly use; the SQL layer fetches this slice.
 
-    1. For each class in ``min_amounts``: providers whose inventory of that
-       class can take at least that amount (capacity, min/max unit checked
-       per group later, so a loose superset is fine).
-    2. ``positive_filter_providers``: when True, also providers matching a
-       resourceless group (traits in ``traits`` / aggregates in
-       ``aggregates``).
-    3. The roots of all those providers, plus the anchors of the sharing
-       providers among them (``anchors_for_sharing_providers``), plus the
-       roots of the ``in_tree`` providers.
-    4. Every provider of those trees, with all inventories (and usage),
-       all traits and all aggregates (summaries show all classes at 1.27+
-       and all traits; member_of looks at roots).
+    A few set-based queries, none per provider:
+
+    1. Seed providers: for each class in ``min_amounts``, the providers
+       with inventory of it and ``used + min_amount <= (total - reserved)
+       * allocation_ratio`` (one query per class, usage from the allocation
+       sums). The per-group amounts, min/max unit and step size are checked
+       by the search, so a superset is fine.
+    2. If ``positive_filter_providers``: also the providers having any
+       trait in ``traits`` or any aggregate in ``aggregates`` (resourceless
+       groups match providers without inventory).
+    3. Anchor rows ``(sharing uuid, anchor root uuid)`` for the seed
+       providers carrying MISC_SHARES_VIA_AGGREGATE (upstream's
+       anchors_for_sharing_providers: roots of every provider sharing an
+       aggregate with them), and the roots of the ``in_tree`` providers.
+    4. The trees to load: roots of the seed providers, those anchors and
+       those in_tree roots. Load every provider of these trees with all
+       its inventories (with usage), traits and aggregates: summaries show
+       whole trees, all classes (1.27) and all traits, and root_required
+       and member_of look at roots.
+
+    Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
+    tests/unit/server/test_candidate_properties.py checks that a slice
+    built this way gives the same answer as the whole cloud.
     """
 
     min_amounts: dict
