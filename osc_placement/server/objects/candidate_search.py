@@ -593,8 +593,17 @@ def _anchor_walks(snap, request):
             option_lists.append(options)
         else:
             if _tree_can_cover(snap, request.groups, option_lists):
-                yield _Combiner(snap, request, request.groups,
-                                option_lists).walk()
+                groups, option_lists = _most_constrained_first(
+                    request.groups, option_lists)
+                yield _Combiner(snap, request, groups, option_lists).walk()
+
+
+def _most_constrained_first(groups, option_lists):
+    """Walk the groups with the fewest options first: a branch that must
+    fail fails near the root instead of after many levels. The answer is a
+    set, so the order of the walk does not change it."""
+    order = sorted(range(len(groups)), key=lambda i: len(option_lists[i]))
+    return ([groups[i] for i in order], [option_lists[i] for i in order])
 
 
 def _round_robin(generators):

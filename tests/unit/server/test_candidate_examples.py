@@ -347,6 +347,21 @@ class TestWideTree(testtools.TestCase):
         result, _ = run(wide_tree(), single_unit_groups(6, 'isolate'))
         self.assertEqual(20160, len(result.candidates))
 
+    def test_constrained_group_walked_first(self):
+        # Only child0 has the trait group 8 needs; the other seven groups
+        # share the remaining seven children: 7! answers.
+        builder = CloudBuilder().add('root', inv={'VCPU': 8})
+        for i in range(8):
+            builder.add('child%d' % i, parent='root', inv={'CUSTOM_X': 1},
+                        traits=['CUSTOM_T'] if i == 0 else [])
+        pairs = single_unit_groups(8) + [('required8', 'CUSTOM_T')]
+        result, _ = run(builder.snapshot(), pairs + [('limit', '5')])
+        self.assertEqual(5, len(result.candidates))
+        result, _ = run(builder.snapshot(), pairs)
+        self.assertEqual(5040, len(result.candidates))
+        for cand in result.candidates:
+            self.assertEqual([uid('child0')], cand.mapping_dict()['8'])
+
     def test_more_groups_than_children_is_empty(self):
         result, _ = run(wide_tree(), single_unit_groups(9))
         self.assertEqual([], result.candidates)
