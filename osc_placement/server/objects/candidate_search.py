@@ -23,6 +23,21 @@ Semantics follow upstream Placement (spec 4.3.2):
   (same amounts per provider and class, same mappings) collapse to one;
 * before 1.29, candidates taking resources from two providers of one tree
   are dropped.
+
+Deliberate differences from upstream (all where upstream is accidental):
+
+* Upstream keeps the unsuffixed group's options in a set whose equality
+  ignores the anchor, so an option served wholly by a sharing provider
+  survives for one arbitrary anchor only; combined with suffixed groups
+  that loses candidates on the other trees. Every anchor is kept here.
+* ``max_allocation_candidates`` counts candidates that passed every filter
+  (including the pre-1.29 one-provider-per-tree rule); upstream counts
+  before that rule, so it can return fewer.
+* Before 1.29 with a limit, summaries list the providers the returned
+  candidates use; upstream also lists providers of dropped candidates that
+  share a tree with a kept one.
+* Entry points and data shapes: see ``Snapshot``, ``SliceSpec``,
+  ``snapshot_needs``, ``search`` and ``SearchOptions``.
 """
 
 import collections
