@@ -309,6 +309,14 @@ class _Option:
     providers: frozenset  # the providers mapped to the group's suffix
 
 
+@dataclasses.dataclass(frozen=True)
+class _Level:
+    """One step of the walk: pick one of ``options`` for ``group``."""
+
+    group: object  # request_groups.RequestGroup
+    options: list
+
+
 class _TreeIndex:
     """Which providers can serve which anchor root, built once per search.
 
@@ -342,10 +350,19 @@ class _GroupSearch:
         self.index = index
         self.tree = _in_tree_root(snap, group)
 
-    def options(self, anchor):
+    def levels(self, anchor):
+        """The group's walk levels under ``anchor``: one level (one option
+        per provider) for a suffixed group, one level per class for the
+        unsuffixed group, whose required traits are checked once all its
+        classes are chosen. None if some level has no option."""
         if self.group.use_same_provider:
-            return self._single_provider_options(anchor)
-        return self._spread_options(anchor)
+            levels = [self._single_provider_options(anchor)]
+        else:
+            levels = [self._class_options(anchor, rc)
+                      for rc in sorted(self.group.resources)]
+        if not all(levels):
+            return None
+        return [_Level(self.group, options) for options in levels]
 
     # Predicates over one provider.
 
@@ -395,22 +412,15 @@ class _GroupSearch:
                 and not self.in_forbidden_agg(uuid))
 
     # The unsuffixed group: classes spread over the tree and sharing
-    # providers serving it.
+    # providers serving it (upstream's multi-provider path), one walk level
+    # per class so that capacity prunes it like any other group.
 
-    def _spread_options(self, anchor):
-        classes = sorted(self.group.resources)
-        lists = [self._class_providers(anchor, rc) for rc in classes]
-        if not all(lists):
-            return []
-        return [option for option in
-                (self._spread_option(classes, choice)
-                 for choice in itertools.product(*lists))
-                if option is not None]
-
-    def _class_providers(self, anchor, rc):
+    def _class_options(self, anchor, rc):
         amount = self.group.resources[rc]
-        return [uuid for uuid in self.index.local_providers(anchor)
-                # A provider with a forbidden trait fails every tuple.
+        return [_Option(amounts=((uuid, rc, amount),),
+                        providers=frozenset([uuid]))
+                for uuid in self.index.local_providers(anchor)
+                # A provider with a forbidden trait fails every choice.
                 if not self.has_forbidden_trait(uuid)
                 and self.can_take(uuid, rc, amount)
                 and self._pair_ok(uuid, anchor)]
@@ -428,17 +438,6 @@ class _GroupSearch:
             return False
         return not (self.in_forbidden_agg(uuid)
                     or self.in_forbidden_agg(anchor))
-
-    def _spread_option(self, classes, choice):
-        used = set(choice)
-        traits = set().union(*(self.snap.traits_of(u) for u in used))
-        # Only providers that supply resources count towards the traits.
-        if not all(any_of & traits for any_of in self.group.required_traits):
-            return None
-        return _Option(
-            amounts=tuple((uuid, rc, self.group.resources[rc])
-                          for uuid, rc in zip(choice, classes)),
-            providers=frozenset(used))
 
 
 def _in_tree_root(snap, group):
@@ -466,26 +465,25 @@ def _root_filter(snap, request):
 
 
 class _Combiner:
-    """Depth-first walk over one option per group for one anchor, pruning
-    partial combinations that can no longer become valid."""
+    """Depth-first walk choosing one option per level for one anchor,
+    pruning partial combinations that can no longer become valid."""
 
-    def __init__(self, snap, request, groups, option_lists):
+    def __init__(self, snap, request, levels):
         self.snap = snap
-        self.groups = groups
-        self.option_lists = option_lists
+        self.levels = levels
+        self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
-        self.subtree_checks = _subtree_checkpoints(groups,
-                                                   request.same_subtrees)
+        self.checks = _checkpoints(self.groups, request.same_subtrees)
 
     def walk(self):
         yield from self._extend(0, [], collections.Counter())
 
     def _extend(self, depth, chosen, sums):
-        if depth == len(self.groups):
+        if depth == len(self.levels):
             yield _make_candidate(self.groups, chosen, sums)
             return
-        for option in self.option_lists[depth]:
+        for option in self.levels[depth].options:
             new_sums = self._add(sums, option)
             if new_sums is None:
                 continue
@@ -508,8 +506,13 @@ class _Combiner:
             return False
         if not self.nested_aware and not self._one_provider_per_tree(chosen):
             return False
-        return all(self._same_subtree(chosen, suffixes)
-                   for suffixes in self.subtree_checks[depth])
+        for check in self.checks[depth]:
+            if check == '':
+                if not self._spread_traits_ok(chosen):
+                    return False
+            elif not self._same_subtree(chosen, check):
+                return False
+        return True
 
     def _isolated(self, chosen):
         providers = [next(iter(opt.providers))
@@ -526,6 +529,17 @@ class _Combiner:
                 root_of[uuid] = self.snap.root(uuid)
         return len(root_of) == len(set(root_of.values()))
 
+    def _spread_traits_ok(self, chosen):
+        # The unsuffixed group's required traits are met collectively by
+        # the providers supplying its classes (not by the rest of the tree).
+        required, traits = (), set()
+        for group, option in zip(self.groups, chosen):
+            if not group.use_same_provider:
+                required = group.required_traits
+                for uuid in option.providers:
+                    traits |= self.snap.traits_of(uuid)
+        return all(any_of & traits for any_of in required)
+
     def _same_subtree(self, chosen, suffixes):
         uuids = set()
         for group, option in zip(self.groups, chosen):
@@ -534,12 +548,19 @@ class _Combiner:
         return _one_is_ancestor_of_all(self.snap, uuids)
 
 
-def _subtree_checkpoints(groups, same_subtrees):
-    """For each depth, the same_subtree sets complete at that depth."""
-    position = {group.suffix: i for i, group in enumerate(groups)}
+def _checkpoints(groups, same_subtrees):
+    """For each depth of the walk, the checks decidable from there on:
+    each same_subtree set (a frozenset of suffixes) once all its groups are
+    chosen, and '' (the unsuffixed group's traits) once all its classes
+    are."""
+    last = {}
+    for depth, group in enumerate(groups):
+        last[group.suffix] = depth
     checks = [[] for _ in groups]
     for suffixes in same_subtrees:
-        checks[max(position[s] for s in suffixes)].append(suffixes)
+        checks[max(last[s] for s in suffixes)].append(suffixes)
+    if '' in last:
+        checks[last['']].append('')
     return checks
 
 
@@ -572,7 +593,7 @@ def _make_candidate(groups, chosen, sums):
                               for suffix, uuids in mappings.items())))
 
 
-def _tree_can_cover(snap, groups, option_lists):
+def _tree_can_cover(snap, groups, levels):
     """Cheap necessary condition: for every class, the free capacity of all
     distinct providers offering it under this anchor covers the summed
     demand of all groups. A tree failing it never enters the product."""
@@ -580,8 +601,8 @@ def _tree_can_cover(snap, groups, option_lists):
     for group in groups:
         demand.update(group.resources)
     offered = collections.defaultdict(set)
-    for options in option_lists:
-        for option in options:
+    for level in levels:
+        for option in level.options:
             for uuid, rc, _ in option.amounts:
                 offered[rc].add(uuid)
     for rc, needed in demand.items():
@@ -600,25 +621,23 @@ def _anchor_walks(snap, request):
     for anchor in index.anchors:
         if not anchor_ok(anchor):
             continue
-        option_lists = []
+        levels = []
         for group_search in searches:
-            options = group_search.options(anchor)
-            if not options:
+            group_levels = group_search.levels(anchor)
+            if group_levels is None:
                 break  # a group that cannot fit ends this anchor
-            option_lists.append(options)
+            levels += group_levels
         else:
-            if _tree_can_cover(snap, request.groups, option_lists):
-                groups, option_lists = _most_constrained_first(
-                    request.groups, option_lists)
-                yield _Combiner(snap, request, groups, option_lists).walk()
+            if _tree_can_cover(snap, request.groups, levels):
+                yield _Combiner(snap, request,
+                                _most_constrained_first(levels)).walk()
 
 
-def _most_constrained_first(groups, option_lists):
-    """Walk the groups with the fewest options first: a branch that must
+def _most_constrained_first(levels):
+    """Walk the levels with the fewest options first: a branch that must
     fail fails near the root instead of after many levels. The answer is a
     set, so the order of the walk does not change it."""
-    order = sorted(range(len(groups)), key=lambda i: len(option_lists[i]))
-    return ([groups[i] for i in order], [option_lists[i] for i in order])
+    return sorted(levels, key=lambda level: len(level.options))
 
 
 def _round_robin(generators):

@@ -362,6 +362,22 @@ class TestWideTree(testtools.TestCase):
         for cand in result.candidates:
             self.assertEqual([uid('child0')], cand.mapping_dict()['8'])
 
+    def test_unsuffixed_group_over_many_classes_stops_at_limit(self):
+        # 8 ** 6 spreads of six classes over eight children; only ten are
+        # built.
+        classes = ['CUSTOM_%s' % c for c in 'ABCDEF']
+        builder = CloudBuilder().add('root')
+        for i in range(8):
+            builder.add('child%d' % i, parent='root',
+                        inv={rc: 1 for rc in classes},
+                        traits=['CUSTOM_T'] if i == 7 else [])
+        pairs = [('resources', ','.join(rc + ':1' for rc in classes)),
+                 ('required', 'CUSTOM_T'), ('limit', '10')]
+        result, _ = run(builder.snapshot(), pairs)
+        self.assertEqual(10, len(result.candidates))
+        for cand in result.candidates:
+            self.assertIn(uid('child7'), cand.mapping_dict()[''])
+
     def test_more_groups_than_children_is_empty(self):
         result, _ = run(wide_tree(), single_unit_groups(9))
         self.assertEqual([], result.candidates)
