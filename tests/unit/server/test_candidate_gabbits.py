@@ -689,3 +689,71 @@ class TestBug1792503Gabbits(testtools.TestCase):
             request = rg.parse_candidate_request(query(text), (1, 32))
             self.assertEqual(count, len(cs.search(snap, request).candidates),
                              text)
+
+
+class TestMappingsNumaGabbits(testtools.TestCase):
+    """allocation-candidates-mappings-numa.yaml on NUMANetworkFixture."""
+
+    def get(self, pairs, version=(1, 34)):
+        snap = numa_network_fixture()
+        request = rg.parse_candidate_request(pairs, version)
+        result = cs.search(snap, request)
+        return result, cr.allocation_candidates_body(result, request, snap)
+
+    def test_simple_mapping_non_granular(self):
+        _, body = self.get([('resources', 'VCPU:1')])
+        self.assertEqual(3, len(body['allocation_requests']))
+        self.assertEqual(23, len(body['provider_summaries']))
+        first = body['allocation_requests'][0]
+        self.assertEqual(2, len(first))
+        self.assertIn(first['mappings'][''][0],
+                      {uid('cn2'), uid('numa0'), uid('numa1')})
+        _, body = self.get([('resources', 'VCPU:1')], (1, 33))
+        self.assertEqual(1, len(body['allocation_requests'][0]))
+
+    def test_simple_isolated_mapping(self):
+        result, body = self.get([('resources_LEFT', 'VCPU:1'),
+                                 ('resources_RIGHT', 'VCPU:1'),
+                                 ('group_policy', 'isolate')])
+        self.assertEqual(2, len(result.candidates))
+        self.assertEqual(12, len(result.summary_providers))
+
+    def test_granular_plus_not_granular(self):
+        result, body = self.get([
+            ('required_NET1', 'CUSTOM_PHYSNET1'),
+            ('resources_NET1', 'NET_BW_EGR_KILOBIT_PER_SEC:10'),
+            ('required_NET2', 'CUSTOM_PHYSNET2'),
+            ('resources_NET2', 'NET_BW_EGR_KILOBIT_PER_SEC:20'),
+            ('resources', 'VCPU:1'), ('group_policy', 'isolate')])
+        self.assertEqual(2, len(result.candidates))
+        self.assertEqual(12, len(result.summary_providers))
+        for cand in result.candidates:
+            mapping = cand.mapping_dict()
+            self.assertEqual([uid('esn1')], mapping['_NET1'])
+            self.assertEqual([uid('esn2')], mapping['_NET2'])
+            self.assertEqual(1, len(mapping['']))
+
+    def test_non_isolated_consolidated_mapping(self):
+        result, _ = self.get([
+            ('resources_BWA', 'NET_BW_EGR_KILOBIT_PER_SEC:10'),
+            ('required_BWA', 'CUSTOM_PHYSNET1'),
+            ('resources_BWB', 'NET_BW_EGR_KILOBIT_PER_SEC:20'),
+            ('required_BWB', 'CUSTOM_PHYSNET1'), ('group_policy', 'none')])
+        self.assertEqual(1, len(result.candidates))
+        self.assertEqual(12, len(result.summary_providers))
+        self.assertEqual({'_BWA': [uid('esn1')], '_BWB': [uid('esn1')]},
+                         result.candidates[0].mapping_dict())
+        self.assertEqual({uid('esn1'): {'NET_BW_EGR_KILOBIT_PER_SEC': 30}},
+                         result.candidates[0].allocation_dict())
+
+    def test_two_resources_on_one_suffix(self):
+        result, _ = self.get([
+            ('required_NET1', 'CUSTOM_PHYSNET1'),
+            ('resources_NET1', 'NET_BW_EGR_KILOBIT_PER_SEC:10'),
+            ('required_NET2', 'CUSTOM_PHYSNET2'),
+            ('resources_NET2', 'NET_BW_EGR_KILOBIT_PER_SEC:20'),
+            ('resources_COMPUTE', 'VCPU:1,MEMORY_MB:1024'),
+            ('group_policy', 'isolate')])
+        self.assertEqual(2, len(result.candidates))
+        for cand in result.candidates:
+            self.assertEqual(1, len(cand.mapping_dict()['_COMPUTE']))
