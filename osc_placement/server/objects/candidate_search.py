@@ -152,7 +152,8 @@ class Snapshot:
         return snap
 
     def root(self, uuid):
-        return self.providers[uuid].root_uuid
+        # A root may come with root_uuid unset; it is its own root.
+        return self.providers[uuid].root_uuid or uuid
 
     def parent(self, uuid):
         return self.providers[uuid].parent_uuid
@@ -444,8 +445,9 @@ def _in_tree_root(snap, group):
     """The root in_tree names; None without in_tree; '' if unknown."""
     if not group.in_tree:
         return None
-    provider = snap.providers.get(group.in_tree)
-    return provider.root_uuid if provider else ''
+    if group.in_tree not in snap.providers:
+        return ''
+    return snap.root(group.in_tree)
 
 
 def _root_filter(snap, request):
@@ -723,5 +725,4 @@ def _summary_providers(snap, request, candidates):
         # Before 1.29 summaries list only providers a candidate uses.
         return used
     roots = {snap.root(uuid) for uuid in used}
-    return {uuid for uuid, prov in snap.providers.items()
-            if prov.root_uuid in roots}
+    return {uuid for uuid in snap.providers if snap.root(uuid) in roots}

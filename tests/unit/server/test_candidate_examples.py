@@ -557,3 +557,18 @@ class TestApi(testtools.TestCase):
 
     def test_parse_error(self):
         self.assertRaises(errors.BadRequest, self.call, [('resources', '')])
+
+
+class TestSnapshotRows(testtools.TestCase):
+
+    def test_root_without_root_uuid_is_its_own_root(self):
+        snap = cs.Snapshot.from_rows(
+            [('r', 'r', 0, None, None), ('c', 'c', 0, 'r', 'r')],
+            [('c', 'VCPU', 4, 0, 1, 4, 1, 1.0, 0)])
+        request = rg.parse_candidate_request([('resources', 'VCPU:1')],
+                                             (1, 39))
+        result = cs.search(snap, request)
+        self.assertEqual({'r', 'c'}, result.summary_providers)
+        body = cr.allocation_candidates_body(result, request, snap)
+        self.assertEqual('r', body['provider_summaries']['r'][
+            'root_provider_uuid'])
