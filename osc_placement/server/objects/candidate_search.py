@@ -170,13 +170,6 @@ class Snapshot:
     def is_sharing(self, uuid):
         return SHARING_TRAIT in self.traits_of(uuid)
 
-    def anchors_of(self, uuid):
-        """Roots a provider's resources may be combined with."""
-        anchors = {self.root(uuid)}
-        if self.is_sharing(uuid):
-            anchors |= self.anchors.get(uuid, frozenset())
-        return anchors
-
 
 def _group_rows(rows):
     grouped = collections.defaultdict(set)
