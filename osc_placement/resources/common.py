@@ -147,6 +147,28 @@ def is_generation_conflict(exc):
     return 'generation' in text or 'concurrently updated' in text
 
 
+def is_server_error(exc):
+    """True for a 5xx answer (osc-lib's exception keeps it as the cause)."""
+    status = getattr(getattr(exc, '__cause__', None), 'http_status', None)
+    return status is not None and 500 <= status < 600
+
+
+def is_retryable(exc):
+    """A lost generation race or a server error: worth another attempt."""
+    return is_generation_conflict(exc) or is_server_error(exc)
+
+
+# Pause before retrying after a server error, doubled at each attempt.
+SERVER_ERROR_BACKOFF = 0.1
+
+
+def back_off(exc, attempt, sleep=None):
+    """Wait before retrying a server error; a lost race retries at once."""
+    if is_server_error(exc):
+        import time
+        (sleep or time.sleep)(SERVER_ERROR_BACKOFF * 2 ** (attempt - 1))
+
+
 def _error_code(cause):
     try:
         return cause.response.json()['errors'][0].get('code')

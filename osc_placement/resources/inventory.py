@@ -127,7 +127,10 @@ class ProviderInventoryWriter:
     keeps no state between calls. A 409 because the provider's generation
     moved is answered by reading the provider again and retrying; with
     ``amend`` the merge is redone on what was read, so a concurrent change
-    to another class is kept.
+    to another class is kept. A server error (5xx: an overloaded server, a
+    locked SQLite database, a proxy timeout) is retried the same way after
+    a short pause: the write is a compare-and-swap on the generation, so
+    repeating it can never apply a change twice.
     """
 
     def __init__(self, placement, resources, amend=False, dry_run=False):
@@ -140,23 +143,27 @@ class ProviderInventoryWriter:
         uuid = provider['uuid']
         generation = provider['generation']
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            current = self._read(uuid) if self.amend else None
-            if current is not None:
-                generation = current['resource_provider_generation']
-            payload = self._payload(current, generation)
-            if self.dry_run:
-                return payload
             try:
-                return self._write(uuid, payload)
-            except exceptions.ClientException as exc:
-                if attempt == MAX_ATTEMPTS or \
-                        not common.is_generation_conflict(exc):
+                return self._attempt(uuid, generation)
+            except Exception as exc:
+                if attempt == MAX_ATTEMPTS or not common.is_retryable(exc):
                     raise
-                LOG.debug('Generation of resource provider %s changed, '
-                          'retrying (attempt %d)', uuid, attempt + 1)
-                if not self.amend:
-                    generation = self._read(uuid)[
-                        'resource_provider_generation']
+                LOG.debug('Setting inventory of resource provider %s failed '
+                          '(%s); retrying (attempt %d)', uuid, exc,
+                          attempt + 1)
+                common.back_off(exc, attempt)
+                # Whatever went wrong, the generation we have may be stale.
+                generation = None
+
+    def _attempt(self, uuid, generation):
+        current = None
+        if self.amend or generation is None:
+            current = self._read(uuid)
+            generation = current['resource_provider_generation']
+        payload = self._payload(current if self.amend else None, generation)
+        if self.dry_run:
+            return payload
+        return self._write(uuid, payload)
 
     def _payload(self, current, generation):
         existing = current['inventories'] if current else {}
@@ -320,7 +327,7 @@ class SetClassInventory(common.PlacementCommand, show.ShowOne):
                         resource_provider_generation=provider['generation'])
             try:
                 return self.placement.request('PUT', url, json=body).json()
-            except exceptions.ClientException as exc:
+            except Exception as exc:
                 if attempt == MAX_ATTEMPTS or \
                         not common.is_generation_conflict(exc):
                     raise
