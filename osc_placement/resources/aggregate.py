@@ -13,7 +13,7 @@ COLUMNS = ('uuid',)
 # and the body becomes an object instead of a bare list.
 GENERATION_VERSION = '1.19'
 SET_GATES = (
-    ('generation', lambda value: value is not None, GENERATION_VERSION),
+    ('generation', lambda value: True, GENERATION_VERSION),
 )
 
 

@@ -122,13 +122,21 @@ def check_option_gates(command, parsed_args, gates):
     """Check ``(dest, applies, min_version)`` gates in table order.
 
     ``applies(value)`` says whether the option's value needs the version
-    (``bool``: the option was given at all). Only given options are
-    checked, so the version is not even looked up for a bare command.
+    (``bool``: any value at all). Only given options are checked, so the
+    version is not even looked up for a bare command.
     """
     for dest, applies, min_version in gates:
         value = getattr(parsed_args, dest, None)
-        if value and applies(value):
+        if _given(value) and applies(value):
             command.check_version(version.ge(min_version))
+
+
+def _given(value):
+    # An int option given as 0 (a generation, say) is given; an unset
+    # option is None, an unset flag False, an unset append option [].
+    if value is None or value is False:
+        return False
+    return not hasattr(value, '__len__') or len(value) > 0
 
 
 def is_generation_conflict(exc):
