@@ -166,15 +166,22 @@ def is_retryable(exc):
     return is_generation_conflict(exc) or is_server_error(exc)
 
 
-# Pause before retrying after a server error, doubled at each attempt.
-SERVER_ERROR_BACKOFF = 0.1
+# Pause before retrying after a server error: doubled at each attempt,
+# capped, and jittered so that a pool of threads that all failed at once
+# (a locked SQLite database, an overloaded server) do not retry in step.
+SERVER_ERROR_BACKOFF = 0.05
+SERVER_ERROR_BACKOFF_CAP = 2.0
 
 
 def back_off(exc, attempt, sleep=None):
     """Wait before retrying a server error; a lost race retries at once."""
-    if is_server_error(exc):
-        import time
-        (sleep or time.sleep)(SERVER_ERROR_BACKOFF * 2 ** (attempt - 1))
+    if not is_server_error(exc):
+        return
+    import random
+    import time
+    delay = min(SERVER_ERROR_BACKOFF * 2 ** (attempt - 1),
+                SERVER_ERROR_BACKOFF_CAP)
+    (sleep or time.sleep)(delay * random.uniform(0.5, 1.5))
 
 
 def _error_code(cause):

@@ -51,9 +51,10 @@ RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
            'kind of resource a provider has, for example VCPU, MEMORY_MB, '
            'DISK_GB.')
 
-# A provider whose generation keeps changing under us is given up on after
-# this many attempts, and counted as a failure.
-MAX_ATTEMPTS = 5
+# A provider whose generation keeps changing under us, or whose writes
+# keep failing on the server, is given up on after this many attempts and
+# counted as a failure.
+MAX_ATTEMPTS = 8
 # Concurrent requests for --aggregate. Enough to hide the latency of one
 # request behind others, few enough not to swamp a small Placement.
 WORKERS = 16
