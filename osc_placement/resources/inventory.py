@@ -56,8 +56,11 @@ RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
 # counted as a failure.
 MAX_ATTEMPTS = 8
 # Concurrent requests for --aggregate. Enough to hide the latency of one
-# request behind others, few enough not to swamp a small Placement.
-WORKERS = 16
+# request behind others, few enough not to swamp a small Placement, and no
+# more than the connections requests keeps per host (10): a thread beyond
+# that would open a new connection per request, and urllib3 would warn
+# about each one on stderr.
+WORKERS = 10
 
 # Options that need more than the command does: (dest, applies, version).
 SET_GATES = (

@@ -539,3 +539,12 @@ class TestDelete(commands.CommandTestCase):
         self.assertEqual(1, result.code)
         self.assertEqual('No inventory of class VCPU found for delete '
                          '(HTTP 404)', result.stderr.strip())
+
+
+class TestWorkers(testtools.TestCase):
+
+    def test_no_more_threads_than_pooled_connections(self):
+        # More would make urllib3 warn "Connection pool is full" on stderr.
+        from requests import adapters
+        self.assertLessEqual(inventory.WORKERS, adapters.DEFAULT_POOLSIZE)
+        self.assertGreaterEqual(inventory.WORKERS, 8)

@@ -1,3 +1,8 @@
+import subprocess
+import sys
+
+import testtools
+
 from tests.unit import commands
 from tests.unit.commands import UUID1, UUID2, url
 
@@ -302,3 +307,20 @@ class TestDelete(commands.CommandTestCase):
         self.assert_ok(result)
         self.assertEqual(['placement 1.39', 'placement 1.20'],
                          self.versions())
+
+
+class TestStartupCost(testtools.TestCase):
+    """Command modules must not pull in openstacksdk or the server."""
+
+    def test_modules_import_only_what_they_need(self):
+        code = (
+            'import sys\n'
+            'from osc_placement.resources import aggregate, inventory, '
+            'resource_provider, usage\n'
+            'heavy = ("openstack", "sqlalchemy", "osc_lib.utils", '
+            '"osc_placement.server")\n'
+            'print(sorted(n for n in sys.modules if n in heavy or '
+            'n.startswith(tuple(h + "." for h in heavy))))\n')
+        done = subprocess.run([sys.executable, '-c', code],
+                              capture_output=True, text=True, check=True)
+        self.assertEqual('[]', done.stdout.strip())
