@@ -11,16 +11,25 @@ osc-placement's), alternating runs, and prints the medians and the ratio.
 
 The server must accept the token given with ``--token`` (``admin`` for a
 ``noauth2`` Placement, such as the embedded server).
+
+On one machine the client and the server share the CPUs and a request
+costs no network time, which is the worst case for a concurrent client.
+``--latency-ms 10`` puts a small TCP relay in front of the server that
+delays every exchange by that much (half each way), as a cloud's network,
+TLS terminator and load balancer do, and times both clients through it.
 """
 
 import argparse
+import asyncio
 from concurrent import futures
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from urllib import parse
 import uuid
 
 import requests
@@ -48,6 +57,9 @@ def parse_args(argv):
     parser.add_argument('--token', default='admin')
     parser.add_argument('--microversion', default='1.39',
                         help='--os-placement-api-version for the command')
+    parser.add_argument('--latency-ms', type=float, default=0,
+                        help='time the clients through a relay adding this '
+                             'round-trip latency (default 0: direct)')
     parser.add_argument('--resource', action='append',
                         default=None,
                         help='--resource values (default VCPU=8, '
@@ -103,9 +115,56 @@ def populate(placement, count):
     return aggregate
 
 
+class LatencyRelay:
+    """A TCP relay to the server that delays each chunk by ``delay`` s.
+
+    It runs an asyncio loop in a daemon thread; chunks keep their order
+    because each direction of a connection is pumped by one task.
+    """
+
+    def __init__(self, target_url, delay):
+        target = parse.urlsplit(target_url)
+        self.target = (target.hostname, target.port or 80)
+        self.delay = delay
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        threading.Thread(target=self._serve, args=(ready,),
+                         daemon=True).start()
+        ready.wait()
+        self.url = 'http://127.0.0.1:%d' % self.port
+
+    def _serve(self, ready):
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(
+            asyncio.start_server(self._relay, '127.0.0.1', 0))
+        self.port = server.sockets[0].getsockname()[1]
+        ready.set()
+        self.loop.run_forever()
+
+    async def _relay(self, client_reader, client_writer):
+        server_reader, server_writer = await asyncio.open_connection(
+            *self.target)
+        await asyncio.gather(self._pump(client_reader, server_writer),
+                             self._pump(server_reader, client_writer))
+
+    async def _pump(self, reader, writer):
+        try:
+            while True:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    break
+                await asyncio.sleep(self.delay)
+                writer.write(chunk)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+
 def command(executable, args, aggregate):
     argv = [executable, '--os-auth-type', 'admin_token',
-            '--os-token', args.token, '--os-endpoint', args.url,
+            '--os-token', args.token, '--os-endpoint', args.client_url,
             '--os-placement-api-version', args.microversion,
             'resource', 'provider', 'inventory', 'set', aggregate,
             '--aggregate', '-f', 'value', '-c', 'resource_provider']
@@ -135,6 +194,12 @@ def main(argv=None):
     members = placement.call('GET', '/resource_providers?member_of='
                              + aggregate, '1.3')['resource_providers']
     expected_rows = len(members) * len(args.resource)
+    args.client_url = args.url
+    if args.latency_ms:
+        relay = LatencyRelay(args.url, args.latency_ms / 2000.0)
+        args.client_url = relay.url
+        print('clients go through a relay adding %.1f ms per round trip'
+              % args.latency_ms)
     clients = {'ours': args.openstack}
     if args.upstream:
         clients['upstream'] = args.upstream
@@ -147,7 +212,8 @@ def main(argv=None):
             print('run %d %-8s %7.2fs' % (run + 1, name, elapsed))
     medians = {name: statistics.median(values)
                for name, values in times.items()}
-    print('providers: %d, runs: %d' % (len(members), args.runs))
+    print('providers: %d, runs: %d, added latency: %.1f ms'
+          % (len(members), args.runs, args.latency_ms))
     for name, median in medians.items():
         print('median %-8s %7.2fs  (%s)' % (name, median, clients[name]))
     if 'upstream' in medians:
