@@ -548,3 +548,58 @@ class TestWorkers(testtools.TestCase):
         from requests import adapters
         self.assertLessEqual(inventory.WORKERS, adapters.DEFAULT_POOLSIZE)
         self.assertGreaterEqual(inventory.WORKERS, 8)
+
+
+class _Failure(Exception):
+    """An osc-lib-like error whose cause carries the HTTP response."""
+
+    def __init__(self, status, body=None, text=''):
+        super().__init__(text)
+        self.http_status = status if status < 500 else None
+        cause = Exception()
+        cause.http_status = status
+        cause.response = _Response(body)
+        self.__cause__ = cause
+
+
+class _Response:
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        if self.body is None:
+            raise ValueError('not JSON')
+        return self.body
+
+
+class TestRetryDecisions(testtools.TestCase):
+
+    def test_generation_conflict_by_code(self):
+        conflict = _Failure(409, fakes.placement_error(
+            409, 'Conflict', 'x', 'placement.concurrent_update'))
+        in_use = _Failure(409, fakes.placement_error(
+            409, 'Conflict', 'generation', 'placement.inventory.inuse'))
+        self.assertTrue(common.is_generation_conflict(conflict))
+        self.assertFalse(common.is_generation_conflict(in_use))
+
+    def test_generation_conflict_by_text_before_1_23(self):
+        self.assertTrue(common.is_generation_conflict(_Failure(
+            409, text='resource provider generation conflict (HTTP 409)')))
+        self.assertFalse(common.is_generation_conflict(_Failure(
+            409, text="Inventory for 'VCPU' in use. (HTTP 409)")))
+        self.assertFalse(common.is_generation_conflict(ValueError('x')))
+
+    def test_server_errors_are_retryable(self):
+        self.assertTrue(common.is_retryable(_Failure(503)))
+        self.assertFalse(common.is_retryable(_Failure(400)))
+
+    def test_back_off_only_after_server_errors(self):
+        pauses = []
+        common.back_off(_Failure(409, text='generation'), 1, pauses.append)
+        self.assertEqual([], pauses)
+        for attempt in range(1, 10):
+            common.back_off(_Failure(500), attempt, pauses.append)
+        self.assertEqual(9, len(pauses))
+        self.assertTrue(all(0 < pause <= 1.5 * common.SERVER_ERROR_BACKOFF_CAP
+                            for pause in pauses))
+        self.assertLessEqual(pauses[0], 1.5 * common.SERVER_ERROR_BACKOFF)
