@@ -92,3 +92,161 @@ def _member_of_value(value):
 def forbids_aggregates(member_of):
     """True when a --member-of value forbids aggregates (needs 1.32)."""
     return any(value.startswith('!') for value in member_of or ())
+
+
+# --- Helpers for the resource provider, inventory, aggregate and usage
+# --- commands (client-a).
+
+def dict_properties(item, fields):
+    """The values of ``fields`` in ``item``, '' for the missing ones.
+
+    This is what upstream renders for a field the server did not return
+    (a dry run's unset inventory fields, say), without importing
+    ``osc_lib.utils``, which pulls in openstacksdk.
+    """
+    return tuple(item.get(field, '') for field in fields)
+
+
+def columns_at(ver, columns_by_version):
+    """The columns a version shows, from ``(min_version, columns)`` rows.
+
+    Each row whose version is reached adds its columns, in table order.
+    """
+    return tuple(column
+                 for since, columns in columns_by_version
+                 if version.compare(ver, version.ge(since), exc=False)
+                 for column in columns)
+
+
+def check_option_gates(command, parsed_args, gates):
+    """Check ``(dest, applies, min_version)`` gates in table order.
+
+    ``applies(value)`` says whether the option's value needs the version
+    (``bool``: any value at all). Only given options are checked, so the
+    version is not even looked up for a bare command.
+    """
+    for dest, applies, min_version in gates:
+        value = getattr(parsed_args, dest, None)
+        if _given(value) and applies(value):
+            command.check_version(version.ge(min_version))
+
+
+def _given(value):
+    # An int option given as 0 (a generation, say) is given; an unset
+    # option is None, an unset flag False, an unset append option [].
+    if value is None or value is False:
+        return False
+    return not hasattr(value, '__len__') or len(value) > 0
+
+
+def is_generation_conflict(exc):
+    """True for a 409 caused by a stale provider generation.
+
+    From 1.23 the server says so with the ``placement.concurrent_update``
+    code; older versions only say it in the text. Other conflicts (an
+    inventory in use, a duplicate name) are not worth retrying.
+    """
+    if getattr(exc, 'http_status', None) != 409:
+        return False
+    code = _error_code(getattr(exc, '__cause__', None))
+    if code is not None:
+        return code == 'placement.concurrent_update'
+    text = str(exc).lower()
+    return 'generation' in text or 'concurrently updated' in text
+
+
+def is_server_error(exc):
+    """True for a 5xx answer (osc-lib's exception keeps it as the cause)."""
+    status = getattr(getattr(exc, '__cause__', None), 'http_status', None)
+    return status is not None and 500 <= status < 600
+
+
+def is_retryable(exc):
+    """A lost generation race or a server error: worth another attempt."""
+    return is_generation_conflict(exc) or is_server_error(exc)
+
+
+# Pause before retrying after a server error: doubled at each attempt,
+# capped, and jittered so that a pool of threads that all failed at once
+# (a locked SQLite database, an overloaded server) do not retry in step.
+SERVER_ERROR_BACKOFF = 0.05
+SERVER_ERROR_BACKOFF_CAP = 2.0
+
+
+def back_off(exc, attempt, sleep=None):
+    """Wait before retrying a server error; a lost race retries at once."""
+    if not is_server_error(exc):
+        return
+    import random
+    import time
+    delay = min(SERVER_ERROR_BACKOFF * 2 ** (attempt - 1),
+                SERVER_ERROR_BACKOFF_CAP)
+    (sleep or time.sleep)(delay * random.uniform(0.5, 1.5))
+
+
+def _error_code(cause):
+    try:
+        return cause.response.json()['errors'][0].get('code')
+    except Exception:  # no response, not JSON, no errors list
+        return None
+
+
+def run_concurrently(func, items, workers=16, progress=None):
+    """``[func(item) for item in items]``, run on a bounded thread pool.
+
+    Results (or the exception each call raised) come back in the order of
+    ``items``, so output stays deterministic. ``progress(done, total)`` is
+    called from this thread as calls finish. keystoneauth sessions are
+    thread-safe, so commands may share one across the pool.
+    """
+    from concurrent import futures
+
+    items = list(items)
+    results = [None] * len(items)
+    if not items:
+        return results
+    with futures.ThreadPoolExecutor(max_workers=min(workers, len(items))) \
+            as pool:
+        pending = {pool.submit(_outcome, func, item): index
+                   for index, item in enumerate(items)}
+        for done, future in enumerate(futures.as_completed(pending), 1):
+            results[pending[future]] = future.result()
+            if progress is not None:
+                progress(done, len(items))
+    return results
+
+
+def _outcome(func, item):
+    try:
+        return func(item)
+    except Exception as exc:  # reported per item by the caller
+        return exc
+
+
+class StderrProgress:
+    """A ``done/total`` line on stderr, only when stderr is a terminal.
+
+    Scripts that capture stderr get no control characters; people watching
+    a thousand providers being updated see that it is moving.
+    """
+
+    def __init__(self, label, stream=None):
+        import sys
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.enabled = _is_terminal(self.stream)
+
+    def __call__(self, done, total):
+        if not self.enabled:
+            return
+        self.stream.write('\r%s: %d/%d' % (self.label, done, total))
+        if done == total:
+            self.stream.write('\n')
+        self.stream.flush()
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

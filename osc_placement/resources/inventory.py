@@ -1,0 +1,416 @@
+"""Commands for inventories (``openstack resource provider inventory ...``).
+
+``inventory set --aggregate`` writes to every provider of an aggregate. The
+writes go to different providers, so they run concurrently on a bounded
+thread pool; each provider is still written with a compare-and-swap on its
+generation, and a lost race is re-read and retried for that provider only.
+"""
+
+import logging
+
+from cliff import command
+from cliff import lister
+from cliff import show
+from osc_lib import exceptions
+
+from osc_placement.resources import common
+from osc_placement import version
+
+LOG = logging.getLogger(__name__)
+
+PROVIDERS_URL = '/resource_providers'
+PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
+INVENTORIES_URL = PROVIDER_URL + '/inventories'
+INVENTORY_URL = INVENTORIES_URL + '/{resource_class}'
+USAGES_URL = PROVIDER_URL + '/usages'
+
+# Inventory fields in upstream's column order: (name, type, help).
+INVENTORY_FIELDS = (
+    ('allocation_ratio', float,
+     'Capacity is (total - reserved) * allocation_ratio; for example 8 '
+     'VCPU with an allocation_ratio of 16.0 can serve 128 VCPU.'),
+    ('min_unit', int,
+     'The smallest amount a single allocation of this class can have.'),
+    ('max_unit', int,
+     'The largest amount a single allocation of this class can have.'),
+    ('reserved', int,
+     'The amount the provider keeps for its own use.'),
+    ('step_size', int,
+     'Allocations must be multiples of it; with step_size 5 only 5, 10, '
+     '15, ... can be allocated.'),
+    ('total', int,
+     'The actual amount of the resource the provider has.'),
+)
+FIELD_TYPES = {name: kind for name, kind, _ in INVENTORY_FIELDS}
+FIELDS = tuple(FIELD_TYPES)
+DEFAULT_FIELD = 'total'
+RESOURCE_COLUMNS = ('resource_class',) + FIELDS
+USED_COLUMN = 'used'
+
+RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
+           'kind of resource a provider has, for example VCPU, MEMORY_MB, '
+           'DISK_GB.')
+
+# A provider whose generation keeps changing under us, or whose writes
+# keep failing on the server, is given up on after this many attempts and
+# counted as a failure.
+MAX_ATTEMPTS = 8
+# Concurrent requests for --aggregate. Enough to hide the latency of one
+# request behind others, few enough not to swamp a small Placement, and no
+# more than the connections requests keeps per host (10): a thread beyond
+# that would open a new connection per request, and urllib3 would warn
+# about each one on stderr.
+WORKERS = 10
+
+# Options that need more than the command does: (dest, applies, version).
+SET_GATES = (
+    ('aggregate', bool, '1.3'),
+)
+# Below this version a provider's inventories can only be deleted one class
+# at a time, so --resource-class is required.
+DELETE_ALL_VERSION = '1.5'
+RESOURCE_CLASS_REQUIRED = 'the following arguments are required: ' \
+                          '--resource-class'
+
+
+def parse_resource_argument(text):
+    """``RC[:field]=value`` -> ``(RC, field, typed value)``.
+
+    The texts of the errors are upstream's, which scripts look for.
+    """
+    parts = text.split('=')
+    if len(parts) != 2:
+        raise ValueError('Resource argument must have "name=value" format')
+    name, raw_value = parts
+    name_parts = name.split(':')
+    if len(name_parts) > 2:
+        raise ValueError('Resource argument can contain only one colon')
+    resource_class = name_parts[0]
+    field = name_parts[1] if len(name_parts) == 2 else DEFAULT_FIELD
+    if not (resource_class and field and raw_value):
+        raise ValueError('Name, field and value must be not empty')
+    if field not in FIELD_TYPES:
+        raise ValueError('Unknown inventory field %s' % field)
+    return resource_class, field, _typed(text, field, raw_value)
+
+
+def _typed(text, field, raw_value):
+    kind = FIELD_TYPES[field]
+    try:
+        return kind(raw_value)
+    except ValueError:
+        expected = 'an integer' if kind is int else 'a number'
+        raise ValueError('Resource argument %s: %s must be %s'
+                         % (text, field, expected)) from None
+
+
+def parse_resource_arguments(texts):
+    """Parse every ``--resource`` before any request is sent."""
+    return [parse_resource_argument(text) for text in texts]
+
+
+def apply_resources(inventories, resources):
+    """Set each parsed ``(RC, field, value)`` on a copy of ``inventories``."""
+    merged = {rc: dict(fields) for rc, fields in inventories.items()}
+    for resource_class, field, value in resources:
+        merged.setdefault(resource_class, {})[field] = value
+    return merged
+
+
+def inventory_rows(inventories, prefix=()):
+    """One row per class; fields the server did not send show empty."""
+    return [prefix + common.dict_properties(
+        dict(fields, resource_class=resource_class), RESOURCE_COLUMNS)
+        for resource_class, fields in inventories.items()]
+
+
+class ProviderInventoryWriter:
+    """Writes the requested inventory to one provider.
+
+    Called once per provider, possibly from several threads at once; it
+    keeps no state between calls. A 409 because the provider's generation
+    moved is answered by reading the provider again and retrying; with
+    ``amend`` the merge is redone on what was read, so a concurrent change
+    to another class is kept. A server error (5xx: an overloaded server, a
+    locked SQLite database, a proxy timeout) is retried the same way after
+    a short pause: the write is a compare-and-swap on the generation, so
+    repeating it can never apply a change twice.
+    """
+
+    def __init__(self, placement, resources, amend=False, dry_run=False):
+        self.placement = placement
+        self.resources = resources
+        self.amend = amend
+        self.dry_run = dry_run
+
+    def __call__(self, provider):
+        uuid = provider['uuid']
+        generation = provider['generation']
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                return self._attempt(uuid, generation)
+            except Exception as exc:
+                if attempt == MAX_ATTEMPTS or not common.is_retryable(exc):
+                    raise
+                LOG.debug('Setting inventory of resource provider %s failed '
+                          '(%s); retrying (attempt %d)', uuid, exc,
+                          attempt + 1)
+                common.back_off(exc, attempt)
+                # Whatever went wrong, the generation we have may be stale.
+                generation = None
+
+    def _attempt(self, uuid, generation):
+        current = None
+        if self.amend or generation is None:
+            current = self._read(uuid)
+            generation = current['resource_provider_generation']
+        payload = self._payload(current if self.amend else None, generation)
+        if self.dry_run:
+            return payload
+        return self._write(uuid, payload)
+
+    def _payload(self, current, generation):
+        existing = current['inventories'] if current else {}
+        return {'inventories': apply_resources(existing, self.resources),
+                'resource_provider_generation': generation}
+
+    def _read(self, uuid):
+        return self.placement.request(
+            'GET', INVENTORIES_URL.format(uuid=uuid)).json()
+
+    def _write(self, uuid, payload):
+        return self.placement.request(
+            'PUT', INVENTORIES_URL.format(uuid=uuid), json=payload).json()
+
+
+def _add_provider_argument(parser, help_text='UUID of the resource provider'):
+    parser.add_argument('uuid', metavar='<uuid>', help=help_text)
+
+
+def _resource_help():
+    fields = '\n'.join('%s - %s' % (name, text)
+                       for name, _, text in INVENTORY_FIELDS)
+    return ('String describing resource.\n' + RC_HELP + '\n'
+            '<inventory_field> (optional, default total) can be:\n' + fields)
+
+
+class SetInventory(common.PlacementCommand, lister.Lister):
+    """Replace the set of inventory records for the resource provider.
+
+    By default this is a full replacement of the existing inventory:
+    classes not given are removed. To keep the existing inventory and add
+    or change classes, give ``--amend``; ``--dry-run`` shows the result
+    without writing anything.
+
+    A resource given without a field sets its total, i.e.
+    ``--resource VCPU=16`` is ``--resource VCPU:total=16``.
+
+    With ``--aggregate`` the positional UUID is an aggregate, and every
+    provider in it is set, several at a time. This is not atomic: a
+    provider that fails is reported and the others are still set; the
+    command then fails with ``Failed to set inventory for N of M resource
+    providers.``
+
+    Example::
+
+        openstack resource provider inventory set <uuid> \\
+            --resource VCPU=16 \\
+            --resource MEMORY_MB=2048 \\
+            --resource MEMORY_MB:step_size=128
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_provider_argument(
+            parser, 'UUID of the resource provider or UUID of the '
+                    'aggregate, if --aggregate is specified')
+        parser.add_argument(
+            '--resource', metavar='<resource_class>:<inventory_field>=<value>',
+            default=[], action='append', help=_resource_help())
+        parser.add_argument(
+            '--aggregate', action='store_true',
+            help='Set the inventories of every resource provider in the '
+                 'aggregate. Not atomic: see above. This option requires at '
+                 'least ``--os-placement-api-version 1.3``')
+        parser.add_argument(
+            '--amend', action='store_true',
+            help='Amend the inventories instead of replacing them')
+        parser.add_argument(
+            '--dry-run', action='store_true',
+            help='Show the inventories that would be set, without setting '
+                 'them')
+        return parser
+
+    def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, SET_GATES)
+        resources = parse_resource_arguments(parsed_args.resource)
+        writer = ProviderInventoryWriter(self.placement, resources,
+                                         amend=parsed_args.amend,
+                                         dry_run=parsed_args.dry_run)
+        if parsed_args.aggregate:
+            return self._set_aggregate(parsed_args.uuid, writer)
+        provider = self.get_json(PROVIDER_URL.format(uuid=parsed_args.uuid))
+        result = writer(provider)
+        return RESOURCE_COLUMNS, inventory_rows(result['inventories'])
+
+    def _set_aggregate(self, aggregate, writer):
+        providers = self._aggregate_members(aggregate)
+        progress = common.StderrProgress('Setting inventory')
+        results = common.run_concurrently(writer, providers, WORKERS,
+                                          progress)
+        self._report_failures(providers, results)
+        rows = []
+        for provider, result in zip(providers, results):
+            rows += inventory_rows(result['inventories'],
+                                   prefix=(provider['uuid'],))
+        return ('resource_provider',) + RESOURCE_COLUMNS, rows
+
+    def _aggregate_members(self, aggregate):
+        # A bare UUID (no "in:") is what upstream sends, and 1.3 accepts.
+        providers = self.get_json(PROVIDERS_URL, member_of=aggregate)
+        if not providers['resource_providers']:
+            raise exceptions.CommandError(
+                'No resource providers found in aggregate with uuid %s.'
+                % aggregate)
+        return providers['resource_providers']
+
+    @staticmethod
+    def _report_failures(providers, results):
+        failed = 0
+        for provider, result in zip(providers, results):
+            if isinstance(result, Exception):
+                failed += 1
+                LOG.error('Failed to set inventory for resource provider '
+                          '%s: %s.', provider['uuid'], result)
+        if failed:
+            raise exceptions.CommandError(
+                'Failed to set inventory for %d of %d resource providers.'
+                % (failed, len(providers)))
+
+
+class SetClassInventory(common.PlacementCommand, show.ShowOne):
+    """Replace the inventory record of one class for the resource provider.
+
+    Other classes are left alone. Fields not given take the server's
+    defaults.
+
+    Example::
+
+        openstack resource provider inventory class set <uuid> VCPU \\
+            --total 16 \\
+            --max_unit 4 \\
+            --reserved 1
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_provider_argument(parser)
+        parser.add_argument('resource_class', metavar='<class>',
+                            help=RC_HELP)
+        # The option names keep the underscores of the API's field names,
+        # as upstream spells them.
+        for name, kind, text in INVENTORY_FIELDS:
+            parser.add_argument('--' + name, metavar='<%s>' % name,
+                                type=kind, required=name == 'total',
+                                help=text)
+        return parser
+
+    def take_action(self, parsed_args):
+        fields = {name: getattr(parsed_args, name) for name in FIELDS
+                  if getattr(parsed_args, name) is not None}
+        url = INVENTORY_URL.format(uuid=parsed_args.uuid,
+                                   resource_class=parsed_args.resource_class)
+        inventory = self._put_with_fresh_generation(
+            parsed_args.uuid, url, fields)
+        return FIELDS, common.dict_properties(inventory, FIELDS)
+
+    def _put_with_fresh_generation(self, uuid, url, fields):
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            provider = self.get_json(PROVIDER_URL.format(uuid=uuid))
+            body = dict(fields,
+                        resource_provider_generation=provider['generation'])
+            try:
+                return self.placement.request('PUT', url, json=body).json()
+            except Exception as exc:
+                if attempt == MAX_ATTEMPTS or \
+                        not common.is_generation_conflict(exc):
+                    raise
+
+
+class ListInventory(common.PlacementCommand, lister.Lister):
+    """List inventories of a resource provider, with the amount used."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_provider_argument(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        uuid = parsed_args.uuid
+        inventories = self.get_json(
+            INVENTORIES_URL.format(uuid=uuid))['inventories']
+        usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
+        rows = [row + (usages.get(row[0], 0),)
+                for row in inventory_rows(inventories)]
+        return RESOURCE_COLUMNS + (USED_COLUMN,), rows
+
+
+class ShowInventory(common.PlacementCommand, show.ShowOne):
+    """Show the inventory of one class of a resource provider."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_provider_argument(parser)
+        parser.add_argument('resource_class', metavar='<resource_class>',
+                            help=RC_HELP)
+        return parser
+
+    def take_action(self, parsed_args):
+        uuid, resource_class = parsed_args.uuid, parsed_args.resource_class
+        inventory = self.get_json(INVENTORY_URL.format(
+            uuid=uuid, resource_class=resource_class))
+        usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
+        inventory[USED_COLUMN] = usages.get(resource_class, 0)
+        columns = FIELDS + (USED_COLUMN,)
+        return columns, common.dict_properties(inventory, columns)
+
+
+class DeleteInventory(common.PlacementCommand, command.Command):
+    """Delete inventory of a resource provider.
+
+    With ``--resource-class``, delete that class only; without it, delete
+    every class of the provider, which requires at least
+    ``--os-placement-api-version 1.5``.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_provider_argument(parser)
+        parser.add_argument(
+            '--resource-class', metavar='<resource_class>',
+            required=self._resource_class_required_now(),
+            help=(RC_HELP + '\nThis argument can be omitted starting '
+                  'with ``--os-placement-api-version 1.5``. If it is '
+                  'omitted all inventories of the specified resource '
+                  'provider will be deleted.'))
+        # Kept to report a missing --resource-class the way argparse does,
+        # once the negotiated version is known.
+        self._parser = parser
+        return parser
+
+    def _resource_class_required_now(self):
+        """Required below 1.5, when that is known without negotiating."""
+        requested = version.requested_version(self.app)
+        return requested is not None and version.compare(
+            requested, version.lt(DELETE_ALL_VERSION), exc=False)
+
+    def take_action(self, parsed_args):
+        uuid = parsed_args.uuid
+        if parsed_args.resource_class is None:
+            if not self.compare_version(version.ge(DELETE_ALL_VERSION)):
+                self._parser.error(RESOURCE_CLASS_REQUIRED)
+            url = INVENTORIES_URL.format(uuid=uuid)
+        else:
+            url = INVENTORY_URL.format(
+                uuid=uuid, resource_class=parsed_args.resource_class)
+        self.placement.request('DELETE', url)

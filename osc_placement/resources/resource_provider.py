@@ -1,0 +1,237 @@
+"""Commands for resource providers (``openstack resource provider ...``)."""
+
+import logging
+
+from cliff import command
+from cliff import lister
+from cliff import show
+
+from osc_placement.resources import common
+from osc_placement import version
+
+LOG = logging.getLogger(__name__)
+
+BASE_URL = '/resource_providers'
+PROVIDER_URL = BASE_URL + '/{uuid}'
+ALLOCATIONS_URL = PROVIDER_URL + '/allocations'
+
+# Which microversion adds which provider column (create, list, show, set).
+PROVIDER_COLUMNS = (
+    ('1.0', ('uuid', 'name', 'generation')),
+    ('1.14', ('root_provider_uuid', 'parent_provider_uuid')),
+)
+
+# From this version POST /resource_providers answers with the provider, so
+# the GET of its Location is not needed.
+CREATE_RETURNS_PROVIDER = '1.20'
+
+# Options of ``resource provider list``: (dest, applies to value, version),
+# in upstream's checking order.
+LIST_GATES = (
+    ('aggregate_uuid', bool, '1.3'),
+    ('resource', bool, '1.4'),
+    ('in_tree', bool, '1.14'),
+    ('required', bool, '1.18'),
+    ('required', common.required_needs_any_of, '1.39'),
+    ('forbidden', bool, '1.22'),
+    ('member_of', bool, '1.3'),
+    ('member_of', common.forbids_aggregates, '1.32'),
+)
+
+# Options of ``create`` and ``set`` that need more than the command does.
+PARENT_GATES = (
+    ('parent_provider', bool, '1.14'),
+    ('no_parent', bool, '1.37'),
+)
+
+
+def provider_columns(ver):
+    return common.columns_at(ver, PROVIDER_COLUMNS)
+
+
+class _ProviderCommand(common.PlacementCommand):
+    """Shared rendering of one provider as a Field/Value table."""
+
+    def provider_result(self, provider, extra_columns=()):
+        columns = provider_columns(version.get_version(self)) + extra_columns
+        return columns, common.dict_properties(provider, columns)
+
+
+def _add_uuid_argument(parser):
+    parser.add_argument('uuid', metavar='<uuid>',
+                        help='UUID of the resource provider')
+
+
+class CreateResourceProvider(_ProviderCommand, show.ShowOne):
+    """Create a new resource provider."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--parent-provider', metavar='<parent_provider>',
+            help='UUID of the parent provider. Omit for no parent. '
+                 'This option requires at least '
+                 '``--os-placement-api-version 1.14``.')
+        parser.add_argument(
+            '--uuid', metavar='<uuid>',
+            help='UUID of the resource provider; the server generates one '
+                 'when omitted.')
+        parser.add_argument('name', metavar='<name>',
+                            help='Name of the resource provider')
+        return parser
+
+    def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, PARENT_GATES)
+        body = {'name': parsed_args.name}
+        if parsed_args.uuid:
+            body['uuid'] = parsed_args.uuid
+        if parsed_args.parent_provider:
+            body['parent_provider_uuid'] = parsed_args.parent_provider
+        return self.provider_result(self._create(body))
+
+    def _create(self, body):
+        response = self.placement.request('POST', BASE_URL, json=body)
+        if self.compare_version(version.ge(CREATE_RETURNS_PROVIDER)):
+            return response.json()
+        # Older servers answer 201 with no body; the provider is at Location.
+        return self.placement.request(
+            'GET', response.headers['Location']).json()
+
+
+class ListResourceProvider(common.PlacementCommand, lister.Lister):
+    """List resource providers.
+
+    Filters combine: a provider is listed only when it matches all of them.
+    ``--member-of`` requires at least ``--os-placement-api-version 1.3``,
+    repeating it 1.24, and a ``!<uuid>`` value (not in that aggregate) 1.32.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--uuid', metavar='<uuid>',
+                            help='UUID of the resource provider')
+        parser.add_argument('--name', metavar='<name>',
+                            help='Name of the resource provider')
+        parser.add_argument(
+            '--resource', metavar='<resource_class>=<value>', default=[],
+            action='append',
+            help='A resource class and amount the provider must have the '
+                 'capacity to serve. May be repeated. This option requires '
+                 'at least ``--os-placement-api-version 1.4``.')
+        parser.add_argument(
+            '--in-tree', metavar='<in_tree>',
+            help='Only providers in the same provider tree as this provider '
+                 'UUID. This option requires at least '
+                 '``--os-placement-api-version 1.14``.')
+        parser.add_argument(
+            '--required', metavar='<required>', action='append', default=[],
+            help='A required trait. May be repeated; providers must have all '
+                 'of them. A comma-separated list (any of these traits) '
+                 'needs ``--os-placement-api-version 1.39``. This option '
+                 'requires at least ``--os-placement-api-version 1.18``.')
+        parser.add_argument(
+            '--forbidden', metavar='<forbidden>', action='append',
+            default=[],
+            help='A forbidden trait. May be repeated; providers must have '
+                 'none of them. This option requires at least '
+                 '``--os-placement-api-version 1.22``.')
+        common.add_member_of_options(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, LIST_GATES)
+        providers = self.get_json(BASE_URL, **self._query(parsed_args))
+        columns = provider_columns(version.get_version(self))
+        return columns, [common.dict_properties(provider, columns)
+                         for provider in providers['resource_providers']]
+
+    @staticmethod
+    def _query(parsed_args):
+        query = {
+            'name': parsed_args.name,
+            'uuid': parsed_args.uuid,
+            'resources': ','.join(resource.replace('=', ':')
+                                  for resource in parsed_args.resource),
+            'in_tree': parsed_args.in_tree,
+            'required': common.required_query(parsed_args.required,
+                                              parsed_args.forbidden),
+            'member_of': common.member_of_query(parsed_args.member_of,
+                                                parsed_args.aggregate_uuid,
+                                                LOG),
+        }
+        return {key: value for key, value in query.items() if value}
+
+
+class ShowResourceProvider(_ProviderCommand, show.ShowOne):
+    """Show resource provider details."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--allocations', action='store_true',
+            help='Include the allocations made against the provider, by '
+                 'consumer.')
+        _add_uuid_argument(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        provider = self.get_json(PROVIDER_URL.format(uuid=parsed_args.uuid))
+        if not parsed_args.allocations:
+            return self.provider_result(provider)
+        allocations = self.get_json(
+            ALLOCATIONS_URL.format(uuid=parsed_args.uuid))
+        provider['allocations'] = allocations['allocations']
+        return self.provider_result(provider, ('allocations',))
+
+
+class SetResourceProvider(_ProviderCommand, show.ShowOne):
+    """Update an existing resource provider: rename, re-parent, un-parent.
+
+    Setting a parent needs ``--os-placement-api-version 1.14``; changing an
+    existing parent (re-parenting) or removing it (``--no-parent``) needs
+    1.37. Without ``--name`` the provider keeps its name.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_uuid_argument(parser)
+        parser.add_argument(
+            '--name', metavar='<name>',
+            help='A new name of the resource provider. Omit to keep the '
+                 'current name.')
+        parent = parser.add_mutually_exclusive_group()
+        parent.add_argument(
+            '--parent-provider', metavar='<parent_provider>',
+            help='UUID of the parent provider. This option requires at '
+                 'least ``--os-placement-api-version 1.14``; replacing an '
+                 'existing parent requires 1.37.')
+        parent.add_argument(
+            '--no-parent', action='store_true',
+            help='Make the provider the root of its own tree. This option '
+                 'requires at least ``--os-placement-api-version 1.37``.')
+        return parser
+
+    def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, PARENT_GATES)
+        url = PROVIDER_URL.format(uuid=parsed_args.uuid)
+        body = {'name': parsed_args.name or self.get_json(url)['name']}
+        if parsed_args.parent_provider:
+            body['parent_provider_uuid'] = parsed_args.parent_provider
+        elif parsed_args.no_parent:
+            # A null parent is how the API spells "no parent" (1.37).
+            body['parent_provider_uuid'] = None
+        provider = self.placement.request('PUT', url, json=body).json()
+        return self.provider_result(provider)
+
+
+class DeleteResourceProvider(common.PlacementCommand, command.Command):
+    """Delete a resource provider."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_uuid_argument(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        self.placement.request('DELETE',
+                               PROVIDER_URL.format(uuid=parsed_args.uuid))

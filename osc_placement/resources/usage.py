@@ -1,0 +1,109 @@
+"""Commands for usages (``resource provider usage show``, ``resource usage
+show``)."""
+
+from cliff import lister
+
+from osc_placement.resources import common
+from osc_placement import version
+
+PROVIDER_USAGES_URL = '/resource_providers/{uuid}/usages'
+USAGES_URL = '/usages'
+CLASS_COLUMNS = ('resource_class', 'usage')
+
+# From 1.38 the server groups project usages by consumer type, with a
+# consumer count per type. Rows are then one per (type, class).
+CONSUMER_TYPE_VERSION = '1.38'
+CONSUMER_TYPE_COLUMNS = ('consumer_type', 'resource_class', 'usage',
+                         'consumer_count')
+COUNT_KEY = 'consumer_count'
+PROJECT_GATES = (
+    ('consumer_type', bool, CONSUMER_TYPE_VERSION),
+)
+
+
+def class_rows(usages):
+    return [(resource_class, usage)
+            for resource_class, usage in usages.items()]
+
+
+def consumer_type_rows(usages_by_type):
+    """``{type: {RC: n, consumer_count: c}}`` -> (type, RC, n, c) rows."""
+    rows = []
+    for consumer_type, usages in usages_by_type.items():
+        count = usages.get(COUNT_KEY, 0)
+        rows += [(consumer_type, resource_class, usage, count)
+                 for resource_class, usage in usages.items()
+                 if resource_class != COUNT_KEY]
+    return rows
+
+
+# The output of ``resource usage show`` by version: (since, columns, rows).
+PROJECT_LAYOUTS = (
+    ('1.9', CLASS_COLUMNS, class_rows),
+    (CONSUMER_TYPE_VERSION, CONSUMER_TYPE_COLUMNS, consumer_type_rows),
+)
+
+
+class ShowUsage(common.PlacementCommand, lister.Lister):
+    """Show resource usages per class for a given resource provider."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('uuid', metavar='<uuid>',
+                            help='UUID of the resource provider')
+        return parser
+
+    def take_action(self, parsed_args):
+        usages = self.get_json(
+            PROVIDER_USAGES_URL.format(uuid=parsed_args.uuid))['usages']
+        return CLASS_COLUMNS, class_rows(usages)
+
+
+class ResourceShowUsage(common.PlacementCommand, lister.Lister):
+    """Show resource usages for a project (and optionally user) per class.
+
+    Gives a report of usage information for resources associated with the
+    project identified by the ``project_id`` argument and user identified
+    by the ``--user-id`` option.
+
+    From ``--os-placement-api-version 1.38`` usages are reported per
+    consumer type, with the columns ``consumer_type, resource_class, usage,
+    consumer_count``: one row per consumer type and resource class, where
+    ``consumer_count`` is the number of consumers of that type.
+    Consumers created without a type are reported as ``unknown``.
+
+    This command requires at least ``--os-placement-api-version 1.9``.
+    """
+
+    min_version = '1.9'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('project_id', metavar='<project-uuid>',
+                            help='ID of the project.')
+        parser.add_argument('--user-id', metavar='<user-uuid>',
+                            help='ID of the user.')
+        parser.add_argument(
+            '--consumer-type', metavar='<consumer_type>',
+            help='Only usages of consumers of this type, for example '
+                 'INSTANCE; "all" sums every type into one row group, '
+                 '"unknown" selects consumers without a type. This option '
+                 'requires at least ``--os-placement-api-version 1.38``.')
+        return parser
+
+    def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, PROJECT_GATES)
+        query = {'project_id': parsed_args.project_id,
+                 'user_id': parsed_args.user_id,
+                 'consumer_type': parsed_args.consumer_type}
+        usages = self.get_json(
+            USAGES_URL,
+            **{key: value for key, value in query.items() if value})
+        columns, to_rows = self._layout()
+        return columns, to_rows(usages['usages'])
+
+    def _layout(self):
+        ver = version.get_version(self)
+        return [(columns, to_rows)
+                for since, columns, to_rows in PROJECT_LAYOUTS
+                if version.compare(ver, version.ge(since), exc=False)][-1]
