@@ -279,10 +279,12 @@ class FunctionalTestCase(testtools.TestCase):
                              version=version)
         if response.status_code == 204:
             return
-        if response.status_code != 404 or not _in_process() or \
-                _server_routes_allocations():
+        if response.status_code != 404 or (
+                _in_process() and _server_routes_allocations()):
             self.fail('PUT /allocations/%s: %s %s' % (
                 consumer, response.status_code, response.text))
+        if not _in_process():
+            self.skipTest('the server has no allocations route')
         _write_allocations(consumer, allocations, project, user,
                            consumer_type)
 

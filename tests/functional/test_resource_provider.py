@@ -300,11 +300,14 @@ class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
         agg1, agg2 = str(uuid.uuid4()), str(uuid.uuid4())
         trait_a = self.unique_custom('CUSTOM_A')
         trait_b = self.unique_custom('CUSTOM_B')
+        # A class of this test's own: other tests' providers (in a shared
+        # database) never match the --resource filters.
+        rc = self.create_resource_class(self.unique_custom())
         big, small, other = self.create(), self.create(), self.create()
         self.openstack(['resource', 'provider', 'inventory', 'set',
-                        big['uuid'], '--resource', 'VCPU=16'])
+                        big['uuid'], '--resource', rc + '=16'])
         self.openstack(['resource', 'provider', 'inventory', 'set',
-                        small['uuid'], '--resource', 'VCPU=2'])
+                        small['uuid'], '--resource', rc + '=2'])
         self.set_provider_aggregates(big['uuid'], [agg1])
         self.set_provider_aggregates(small['uuid'], [agg1, agg2])
         self.set_provider_aggregates(other['uuid'], [agg2])
@@ -317,9 +320,9 @@ class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
                                    + list(options), use_json=True)
             return sorted(rp['name'] for rp in found)
 
-        self.assertEqual([big['name']], listed('--resource', 'VCPU=4'))
+        self.assertEqual([big['name']], listed('--resource', rc + '=4'))
         self.assertEqual(sorted([big['name'], small['name']]),
-                         listed('--resource', 'VCPU=2'))
+                         listed('--resource', rc + '=2'))
         self.assertEqual(sorted([big['name'], small['name']]),
                          listed('--member-of', agg1))
         self.assertEqual(sorted([big['name'], small['name'], other['name']]),
@@ -346,7 +349,7 @@ class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
                          listed('--required', '%s,%s' % (trait_a, trait_b),
                                 '--forbidden', trait_a))
         self.assertEqual([small['name']],
-                         listed('--resource', 'VCPU=1', '--member-of',
+                         listed('--resource', rc + '=1', '--member-of',
                                 agg2))
 
         # The deprecated spelling still works, and says so.
