@@ -78,18 +78,43 @@ def _process_url():
         import tempfile
         port = _free_port()
         state = tempfile.mkdtemp(prefix='ocp-functional-')
-        connection = os.environ.get('OSC_PLACEMENT_TEST_DB_URL') or (
+        connection = _process_database() or (
             'sqlite:///%s/placement.sqlite' % state)
         popen = subprocess.Popen(
             [sys.executable, '-m', 'osc_placement.server',
              '--database-connection', connection, '--host', '127.0.0.1',
              '--port', str(port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        atexit.register(popen.terminate)
+        # Registered after the database, so it runs before the drop.
+        atexit.register(_stop, popen)
         url = 'http://127.0.0.1:%d' % port
         _wait_until_ready(url, popen)
         _process.update(url=url, popen=popen)
     return _process['url']
+
+
+def _process_database():
+    """A database of this test process's own on the configured server.
+
+    OSC_PLACEMENT_TEST_DB_URL names a database *server*; handing it to the
+    server process as is would put every worker in the server's admin
+    database, racing each other's migrations. The name is unique and the
+    database is dropped at exit, as the in-process mode does.
+    """
+    server_url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL')
+    if not server_url:
+        return None
+    from tests.server import fixtures as server_fixtures
+    url = server_fixtures._create_server_database(server_url)
+    return url.render_as_string(hide_password=False)
+
+
+def _stop(popen):
+    popen.terminate()
+    try:
+        popen.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        popen.kill()
 
 
 def _wait_until_ready(url, popen, seconds=30):
