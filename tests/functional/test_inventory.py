@@ -242,6 +242,64 @@ class InventoryTests:
         # Shrinking below what is used is allowed (upstream warns only).
         self.inventory_set(self.rp, '--amend', '--resource', 'VCPU=2')
 
+    def test_set_retries_a_lost_race(self):
+        """Without --aggregate too: the provider changes between the read
+        of its generation and the write; the write is redone."""
+        self.inventory_set(self.rp, '--resource', 'VCPU=8')
+        original = inventory_mod.ProviderInventoryWriter._write
+        generations = []
+
+        def racing_write(writer, rp, payload):
+            generations.append(payload['resource_provider_generation'])
+            if len(generations) == 1:
+                self.http('PUT', '/resource_providers/%s/inventories' % rp,
+                          {'resource_provider_generation': generations[0],
+                           'inventories': {'DISK_GB': {'total': 5}}},
+                          expect=200)
+            return original(writer, rp, payload)
+
+        self.useFixture(base.fixtures.MonkeyPatch(
+            'osc_placement.resources.inventory.ProviderInventoryWriter.'
+            '_write', racing_write))
+        rows = self.inventory_set(self.rp, '--resource', 'MEMORY_MB=64',
+                                  use_json=True)
+        self.assertEqual([1, 2], generations)
+        # A replacement is a replacement: the concurrent class is gone.
+        self.assertEqual([row('MEMORY_MB', total=64)], rows)
+        self.assertEqual(3, self.provider_generation(self.rp))
+
+    def test_class_set_retries_a_lost_race(self):
+        self.inventory_set(self.rp, '--resource', 'VCPU=8',
+                           '--resource', 'MEMORY_MB=64')
+        original = inventory_mod.SetClassInventory.get_json
+        reads = []
+
+        def racing_read(command, url, **params):
+            body = original(command, url, **params)
+            reads.append(body['generation'])
+            if len(reads) == 1:
+                self.http('PUT', '/resource_providers/%s/inventories/VCPU'
+                          % self.rp, {'resource_provider_generation':
+                                      body['generation'], 'total': 16},
+                          expect=200)
+            return body
+
+        self.useFixture(base.fixtures.MonkeyPatch(
+            'osc_placement.resources.inventory.SetClassInventory.get_json',
+            racing_read))
+        calls = self.record_requests()
+        shown = self.openstack(
+            ['resource', 'provider', 'inventory', 'class', 'set', self.rp,
+             'MEMORY_MB', '--total', '128'], use_json=True)
+        self.assertEqual(128, shown['total'])
+        self.assertEqual([1, 2], reads)
+        self.assertEqual(['GET', 'PUT', 'GET', 'PUT'],
+                         [method for method, _, _ in calls])
+        self.assertEqual({'VCPU': 16, 'MEMORY_MB': 128}, {
+            r['resource_class']: r['total'] for r in self.openstack(
+                'resource provider inventory list ' + self.rp,
+                use_json=True)})
+
 
 class TestInventory_1_0(InventoryTests, base.FunctionalTestCase):
     VERSION = '1.0'
@@ -275,6 +333,33 @@ class TestInventory_1_5(InventoryTests, base.FunctionalTestCase):
 
 class TestInventory_1_39(InventoryTests, base.FunctionalTestCase):
     VERSION = '1.39'
+
+
+class TestReservedEqualsTotal(base.FunctionalTestCase):
+    """1.26 lets reserved equal total (a provider taken out of use)."""
+
+    def test_boundary(self):
+        rp = self.create_provider()['uuid']
+        command = ['resource', 'provider', 'inventory', 'set', rp,
+                   '--resource', 'VCPU=4', '--resource', 'VCPU:reserved=4']
+        self.assertCommandFails(
+            command, "Unable to update inventory for resource provider %s: "
+            "Invalid inventory for 'VCPU' on resource provider '%s'. The "
+            "reserved value is greater than or equal to total. (HTTP 400)"
+            % (rp, rp), version='1.25')
+        self.assertEqual([row('VCPU', total=4, reserved=4)],
+                         self.openstack(command, use_json=True,
+                                        version='1.26'))
+        self.assertCommandFails(
+            ['resource', 'provider', 'inventory', 'class', 'set', rp, 'VCPU',
+             '--total', '4', '--reserved', '5'],
+            "The reserved value is greater than total. (HTTP 400)",
+            version='1.26')
+        self.assertCommandFails(
+            ['resource', 'provider', 'inventory', 'set', rp,
+             '--resource', 'VCPU=0'],
+            'JSON does not validate: 0 is less than the minimum of 1',
+            version='1.39')
 
 
 class TestInventoryNegotiated(base.FunctionalTestCase):
@@ -435,6 +520,28 @@ class InventoryAggregateTests:
         self.assertEqual({custom: 5, 'VCPU': 2},
                          {rc: r['total'] for rc, r in
                           self.inventories(second).items()})
+
+    def test_more_members_than_workers(self):
+        """Writes run on a bounded pool; every member is still set once."""
+        count = inventory_mod.WORKERS * 2 + 3
+        members = set(self.members)
+        for _ in range(count - len(self.members)):
+            rp = self.http('POST', '/resource_providers',
+                           {'name': self.unique('bulk')}, version='1.20',
+                           expect=200).json()['uuid']
+            self.set_provider_aggregates(rp, [self.agg])
+            members.add(rp)
+        calls = self.record_requests()
+        rows = self.set_aggregate('--resource', 'DISK_GB=100',
+                                  use_json=True)
+        self.assertEqual(members, {r['resource_provider'] for r in rows})
+        self.assertEqual(count, len(rows))
+        puts = [url for method, url, _ in calls if method == 'PUT']
+        self.assertEqual(count, len(puts))
+        self.assertEqual(count, len(set(puts)))
+        # One aggregate write, one inventory write each.
+        for rp in members:
+            self.assertEqual(2, self.provider_generation(rp))
 
 
 class TestInventoryAggregate_1_3(InventoryAggregateTests,
