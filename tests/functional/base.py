@@ -142,6 +142,7 @@ class PlacementFixture(fixtures.Fixture):
     """A Placement endpoint for one test, in whichever mode is configured."""
 
     def _setUp(self):
+        self.intercept = None  # the in-process server's, for hooks
         external = os.environ.get(URL_ENV)
         if external:
             self.endpoint = external.rstrip('/')
@@ -151,7 +152,7 @@ class PlacementFixture(fixtures.Fixture):
             host = 'placement-%s.test' % uuid.uuid4().hex[:12]
             self.endpoint = 'http://%s' % host
             app = _in_process_app()
-            self.useFixture(_Intercept(app, host))
+            self.intercept = self.useFixture(_Intercept(app, host))
 
 
 class _Intercept(fixtures.Fixture):
@@ -312,6 +313,29 @@ class FunctionalTestCase(testtools.TestCase):
             self.skipTest('the server has no allocations route')
         _write_allocations(consumer, allocations, project, user,
                            consumer_type)
+
+    def hook_server(self, hook):
+        """Put ``hook(environ)`` in front of the in-process server.
+
+        It sees every request first; when it returns ``(status, headers,
+        body)`` that is the answer and the server never sees the request
+        (a failing proxy, an overloaded worker). The other modes skip.
+        """
+        intercept = self.placement.intercept
+        if intercept is None:
+            self.skipTest('needs the in-process server')
+        app = intercept.app
+
+        def hooked(environ, start_response):
+            answer = hook(environ)
+            if answer is None:
+                return app(environ, start_response)
+            status, headers, body = answer
+            start_response(status, headers)
+            return [body]
+
+        intercept.app = hooked
+        self.addCleanup(setattr, intercept, 'app', app)
 
     def record_requests(self):
         """Record the (method, path, microversion) the client sends."""

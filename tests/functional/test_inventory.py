@@ -543,6 +543,52 @@ class InventoryAggregateTests:
         for rp in members:
             self.assertEqual(2, self.provider_generation(rp))
 
+    def fail_puts_to(self, rp, times, status='503 Service Unavailable'):
+        """The first ``times`` inventory writes to ``rp`` get a proxy's
+        HTML error page instead of reaching the server."""
+        path = '/resource_providers/%s/inventories' % rp
+        seen = []
+
+        def hook(environ):
+            if environ['REQUEST_METHOD'] != 'PUT' or \
+                    environ['PATH_INFO'] != path:
+                return None
+            seen.append(rp)
+            if len(seen) > times:
+                return None
+            return (status, [('Content-Type', 'text/html'),
+                             ('x-openstack-request-id', 'req-proxy')],
+                    b'<html>\n<h1>Service Unavailable</h1>\n</html>\n')
+
+        self.hook_server(hook)
+        self.useFixture(base.fixtures.MonkeyPatch(
+            'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0.001))
+        return seen
+
+    def test_server_error_is_retried(self):
+        first, second, third = self.members
+        seen = self.fail_puts_to(second, times=2)
+        rows = self.set_aggregate('--resource', 'VCPU=2', use_json=True)
+        self.assertEqual(3, len(seen))
+        self.assertEqual(self.members,
+                         sorted(r['resource_provider'] for r in rows))
+        self.assertEqual(2, self.inventories(second)['VCPU']['total'])
+
+    def test_persistent_server_error_fails_that_member(self):
+        first, second, third = self.members
+        seen = self.fail_puts_to(second, times=100)
+        result = self.set_aggregate('--resource', 'VCPU=2', may_fail=True)
+        self.assertEqual(1, result.code, result.stderr)
+        self.assertEqual(inventory_mod.MAX_ATTEMPTS, len(seen))
+        self.assertIn(
+            'Failed to set inventory for resource provider %s: Placement '
+            'server error: <html> (HTTP 503) (Request-ID: req-proxy).'
+            % second, result.stderr)
+        self.assertIn('Failed to set inventory for 1 of 3 resource '
+                      'providers.', result.stderr)
+        self.assertEqual({}, self.inventories(second))
+        self.assertEqual(2, self.inventories(third)['VCPU']['total'])
+
 
 class TestInventoryAggregate_1_3(InventoryAggregateTests,
                                  base.FunctionalTestCase):

@@ -409,6 +409,74 @@ class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
                          shown['allocations'][consumer]['resources'])
 
 
+class TestProviderErrorPaths(base.FunctionalTestCase):
+    VERSION = '1.39'
+
+    def test_names_are_sent_and_filtered_verbatim(self):
+        for name in ('\u30db\u30b9\u30c8-%s & b=c' % uuid.uuid4().hex[:6],
+                     self.unique('a/b?c#d%20')):
+            created = self.openstack(['resource', 'provider', 'create',
+                                      name], use_json=True)
+            self.assertEqual(name, created['name'])
+            self.assertEqual([created], self.openstack(
+                ['resource', 'provider', 'list', '--name', name],
+                use_json=True))
+
+    def test_name_too_long(self):
+        result = self.assertCommandFails(
+            ['resource', 'provider', 'create', 'x' * 201],
+            'JSON does not validate: ')
+        self.assertIn("{'maxLength': 200, 'type': 'string'}", result.stderr)
+        self.assertTrue(result.stderr.rstrip().endswith('(HTTP 400)'))
+        self.assertEqual(1, len(result.stderr.splitlines()))
+
+    def test_bad_resource_filters(self):
+        self.assertCommandFails(
+            ['resource', 'provider', 'list', '--resource', 'VCPU'],
+            'Badly formed resources parameter. Expected resources query '
+            'string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. '
+            'Got: VCPU. (HTTP 400)')
+        self.assertCommandFails(
+            ['resource', 'provider', 'list', '--resource', 'VCPU=x'],
+            'Requested resource VCPU expected positive integer amount. '
+            'Got: x. (HTTP 400)')
+        self.assertCommandFails(
+            ['resource', 'provider', 'list', '--member-of', 'nope'],
+            "Invalid query string parameters: Expected 'member_of' "
+            "parameter to contain valid UUID(s). Got: nope (HTTP 400)")
+
+    def test_unreachable_server(self):
+        result = self.assertCommandFails(
+            ['--os-endpoint', 'http://127.0.0.1:9', 'resource', 'provider',
+             'list'], 'The Placement service at http://127.0.0.1:9 could '
+            'not be reached: ')
+        self.assertIn('Connection refused', result.stderr)
+        self.assertEqual(1, len(result.stderr.splitlines()))
+
+    def test_server_error(self):
+        """A 5xx is not retried by plain commands; the text keeps the
+        server's detail and the request id."""
+        rp = self.create_provider()['uuid']
+        seen = []
+
+        def hook(environ):
+            seen.append(environ['PATH_INFO'])
+            body = (b'{"errors": [{"status": 500, "title": "Internal '
+                    b'Server Error", "detail": "The server has either '
+                    b'erred.\\n\\n database is locked"}]}')
+            return ('500 Internal Server Error',
+                    [('Content-Type', 'application/json'),
+                     ('x-openstack-request-id', 'req-1234')], body)
+
+        self.hook_server(hook)
+        result = self.assertCommandFails(
+            'resource provider show ' + rp,
+            'Placement server error: database is locked (HTTP 500) '
+            '(Request-ID: req-1234)')
+        self.assertEqual(1, len(result.stderr.splitlines()))
+        self.assertEqual(['/resource_providers/' + rp], seen)
+
+
 class TestProviderNegotiated(base.FunctionalTestCase):
     """The default version: the client negotiates 1.39 with our server."""
 
