@@ -338,14 +338,18 @@ class FunctionalTestCase(testtools.TestCase):
         self.addCleanup(setattr, intercept, 'app', app)
 
     def record_requests(self):
-        """Record the (method, path, microversion) the client sends."""
+        """Record the (method, path?query, microversion) the client
+        sends."""
         from keystoneauth1 import session as ks_session
         calls = []
         original = ks_session.Session.request
 
         def request(session, url, method, *args, **kwargs):
             headers = kwargs.get('headers') or {}
-            calls.append((method, url,
+            params = kwargs.get('params')
+            query = '?' + urllib.parse.urlencode(params, doseq=True) \
+                if params else ''
+            calls.append((method, url + query,
                           headers.get('OpenStack-API-Version', '')))
             return original(session, url, method, *args, **kwargs)
 

@@ -375,6 +375,24 @@ class TestInventoryNegotiated(base.FunctionalTestCase):
              ('DELETE', '/resource_providers/%s/inventories' % rp,
               'placement 1.39')], calls)
 
+    def test_aggregate_after_negotiation(self):
+        agg = str(uuid.uuid4())
+        rps = sorted(self.create_provider()['uuid'] for _ in range(2))
+        for rp in rps:
+            self.set_provider_aggregates(rp, [agg])
+        calls = self.record_requests()
+        rows = self.openstack(['resource', 'provider', 'inventory', 'set',
+                               agg, '--aggregate', '--resource', 'VCPU=1'],
+                              use_json=True)
+        self.assertEqual(rps, sorted(r['resource_provider'] for r in rows))
+        self.assertEqual(('GET', '/', 'placement 1.39'), calls[0])
+        # A bare UUID, as upstream sends it (no "in:").
+        self.assertEqual(('GET', '/resource_providers?member_of=' + agg,
+                          'placement 1.39'), calls[1])
+        self.assertEqual(
+            sorted(('PUT', '/resource_providers/%s/inventories' % rp,
+                    'placement 1.39') for rp in rps), sorted(calls[2:]))
+
 
 class InventoryAggregateTests:
     """``inventory set --aggregate``: every member of the aggregate."""
@@ -588,6 +606,37 @@ class InventoryAggregateTests:
                       'providers.', result.stderr)
         self.assertEqual({}, self.inventories(second))
         self.assertEqual(2, self.inventories(third)['VCPU']['total'])
+
+    def test_endless_race_gives_up(self):
+        """A member whose generation always moves is given up on after
+        MAX_ATTEMPTS writes, and counted as failed."""
+        first, second, third = self.members
+        path = '/resource_providers/%s/inventories' % second
+        seen = []
+
+        def hook(environ):
+            if environ['REQUEST_METHOD'] != 'PUT' or \
+                    environ['PATH_INFO'] != path:
+                return None
+            seen.append(environ['HTTP_OPENSTACK_API_VERSION'])
+            error = {'status': 409, 'title': 'Conflict',
+                     'detail': "resource provider generation conflict"}
+            if environ['HTTP_OPENSTACK_API_VERSION'] >= 'placement 1.23':
+                error['code'] = 'placement.concurrent_update'
+            return ('409 Conflict', [('Content-Type', 'application/json')],
+                    base.json.dumps({'errors': [error]}).encode())
+
+        self.hook_server(hook)
+        result = self.set_aggregate('--resource', 'VCPU=1', may_fail=True)
+        self.assertEqual(1, result.code, result.stderr)
+        self.assertEqual(inventory_mod.MAX_ATTEMPTS, len(seen))
+        self.assertEqual({'placement %s' % self.VERSION}, set(seen))
+        self.assertIn('Failed to set inventory for resource provider %s: '
+                      'resource provider generation conflict (HTTP 409).'
+                      % second, result.stderr)
+        self.assertIn('Failed to set inventory for 1 of 3 resource '
+                      'providers.', result.stderr)
+        self.assertEqual(1, self.inventories(first)['VCPU']['total'])
 
 
 class TestInventoryAggregate_1_3(InventoryAggregateTests,

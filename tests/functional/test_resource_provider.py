@@ -218,6 +218,12 @@ class TestProvider_1_14(ProviderTests, base.FunctionalTestCase):
         self.assertCommandFails(
             ['resource', 'provider', 'set', orphan['uuid'], '--no-parent'],
             GATE % ('1.14', '1.37'))
+        # A rename leaves the parent alone.
+        renamed = self.openstack(
+            ['resource', 'provider', 'set', orphan['uuid'], '--name',
+             self.unique('renamed')], use_json=True)
+        self.assertEqual(root['uuid'], renamed['parent_provider_uuid'])
+        self.assertEqual(root['uuid'], renamed['root_provider_uuid'])
 
     def test_unknown_parent(self):
         missing = str(uuid.uuid4())
@@ -259,6 +265,10 @@ class TestProvider_1_37(ProviderTests, base.FunctionalTestCase):
         self.assertEqual(other['uuid'], moved['parent_provider_uuid'])
         self.assertEqual(other['uuid'], moved['root_provider_uuid'])
         self.assertEqual(child['name'], moved['name'])
+        renamed = self.openstack(
+            ['resource', 'provider', 'set', child['uuid'], '--name',
+             self.unique('renamed')], use_json=True)
+        self.assertEqual(other['uuid'], renamed['parent_provider_uuid'])
 
         freed = self.openstack(
             ['resource', 'provider', 'set', child['uuid'], '--no-parent'],
