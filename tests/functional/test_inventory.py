@@ -180,6 +180,7 @@ class InventoryTests:
             'No inventory of class VCPU for %s (HTTP 404)' % self.rp)
 
     def test_resource_argument_errors(self):
+        calls = self.record_requests()
         for argument, message in (
                 ('VCPU', 'Resource argument must have "name=value" format'),
                 ('VCPU=1=2',
@@ -191,12 +192,21 @@ class InventoryTests:
                 ('VCPU:=1', 'Name, field and value must be not empty'),
                 ('VCPU:size=1', 'Unknown inventory field size'),
                 ('VCPU=x',
-                 'Resource argument VCPU=x: total must be an integer')):
+                 'Resource argument VCPU=x: total must be an integer'),
+                ('VCPU:allocation_ratio=x', 'Resource argument '
+                 'VCPU:allocation_ratio=x: allocation_ratio must be a '
+                 'number')):
+            # A good --resource first: all are parsed before any request.
             result = self.assertCommandFails(
                 ['resource', 'provider', 'inventory', 'set', self.rp,
-                 '--resource', argument], message)
+                 '--resource', 'VCPU=1', '--resource', argument], message)
             self.assertEqual(message, result.stderr.strip())
+        self.assertEqual([], calls)
         self.assertEqual(0, self.provider_generation(self.rp))
+        self.assertCommandFails(
+            ['resource', 'provider', 'inventory', 'class', 'set', self.rp,
+             'VCPU', '--total', '1', '--allocation_ratio', 'x'],
+            "argument --allocation_ratio: invalid float value: 'x'", code=2)
 
     def test_server_rejections(self):
         self.assertCommandFails(

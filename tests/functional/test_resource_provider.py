@@ -495,146 +495,17 @@ class TestProviderNegotiated(base.FunctionalTestCase):
         created = self.openstack(['resource', 'provider', 'create',
                                   self.unique('rp')], use_json=True)
         self.assertEqual(COLUMNS_1_14, list(created))
-        self.assertEqual('placement 1.39', calls[-1][2])
-        self.assertEqual('POST', calls[-1][1] and calls[-1][0])
-        listed = self.openstack(
-            ['resource', 'provider', 'list', '--required', 'A,B'],
-            may_fail=True)
-        # 1.39 accepts any-of traits; the server then rejects A and B.
-        self.assertIn('No such trait(s)', listed.stderr)
-
-
-class TestProviderListBoundaries(base.FunctionalTestCase):
-    """Each list filter on both sides of the version that brings it."""
-
-    def test_filter_boundaries(self):
-        agg1, agg2 = str(uuid.uuid4()), str(uuid.uuid4())
-        trait = self.unique_custom('CUSTOM_T')
-        one, two = self.create(), self.create()
-        self.set_provider_aggregates(one['uuid'], [agg1])
-        self.set_provider_aggregates(two['uuid'], [agg1, agg2])
-        self.set_provider_traits(two['uuid'], [trait])
-        child = self.openstack(
-            ['resource', 'provider', 'create', self.unique('child'),
-             '--parent-provider', one['uuid']], use_json=True,
-            version='1.14')
-
-        def listed(version, *options):
-            found = self.openstack(['resource', 'provider', 'list']
-                                   + list(options), use_json=True,
-                                   version=version)
-            return sorted(rp['uuid'] for rp in found)
-
-        both = sorted([one['uuid'], two['uuid']])
-        self.assertEqual(both, listed('1.3', '--member-of', agg1))
-        # The deprecated spelling, several values: one in: list.
-        self.assertEqual(both, listed('1.3', '--aggregate-uuid', agg1,
-                                      '--aggregate-uuid', agg2))
-        # Repeating --member-of is the server's to refuse before 1.24.
+        # One GET / to negotiate, then a POST whose answer is the provider.
+        self.assertEqual([('GET', '/', 'placement 1.39'),
+                          ('POST', '/resource_providers', 'placement 1.39')],
+                         calls)
+        # 1.39 passes the any-of gate; the server then rejects the traits.
         self.assertCommandFails(
-            ['resource', 'provider', 'list', '--member-of', agg1,
-             '--member-of', agg2],
-            'Multiple member_of parameters are not supported (HTTP 400)',
-            version='1.23')
-        self.assertEqual([two['uuid']], listed('1.24', '--member-of', agg1,
-                                               '--member-of', agg2))
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--member-of', '!' + agg2],
-            GATE % ('1.31', '1.32'), version='1.31')
-        self.assertEqual([one['uuid']], listed(
-            '1.32', '--member-of', agg1, '--member-of', '!' + agg2))
-        self.assertNotIn(two['uuid'], listed(
-            '1.32', '--member-of', '!%s,%s' % (agg1, agg2)))
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--in-tree', one['uuid']],
-            GATE % ('1.13', '1.14'), version='1.13')
-        self.assertEqual(sorted([one['uuid'], child['uuid']]),
-                         listed('1.14', '--in-tree', child['uuid']))
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--required', trait],
-            GATE % ('1.17', '1.18'), version='1.17')
-        self.assertEqual([two['uuid']], listed('1.18', '--required', trait))
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--forbidden', trait],
-            GATE % ('1.21', '1.22'), version='1.21')
-        self.assertEqual([one['uuid']], listed(
-            '1.22', '--member-of', agg1, '--forbidden', trait))
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--resource', 'VCPU=1'],
-            GATE % ('1.3', '1.4'), version='1.3')
-        self.assertCommandFails(
-            ['resource', 'provider', 'list', '--member-of', agg1],
-            GATE % ('1.2', '1.3'), version='1.2')
-
-    def create(self):
-        return self.create_provider()
-
-
-class TestRegisterHost(base.FunctionalTestCase):
-    """A compute host as a virt driver registers it, through the CLI:
-    a root with CPU and memory, a child with GPUs, a sharing disk
-    provider in an aggregate with the host, traits on each."""
-
-    VERSION = '1.39'
-
-    def test_register_host(self):
-        host = self.create_provider(self.unique('compute'))
-        gpu = self.openstack(
-            ['resource', 'provider', 'create', self.unique('compute-gpu'),
-             '--parent-provider', host['uuid']], use_json=True)
-        disk = self.create_provider(self.unique('shared-disk'))
-        agg = str(uuid.uuid4())
-
-        inv = self.openstack(
-            ['resource', 'provider', 'inventory', 'set', host['uuid'],
-             '--resource', 'VCPU=32', '--resource', 'VCPU:allocation_ratio=4',
-             '--resource', 'MEMORY_MB=131072',
-             '--resource', 'MEMORY_MB:reserved=2048'], use_json=True)
-        self.assertEqual({'VCPU': 32, 'MEMORY_MB': 131072},
-                         {r['resource_class']: r['total'] for r in inv})
-        self.openstack(['resource', 'provider', 'inventory', 'set',
-                        gpu['uuid'], '--resource', 'VGPU=8',
-                        '--resource', 'VGPU:max_unit=2'])
-        self.openstack(['resource', 'provider', 'inventory', 'set',
-                        disk['uuid'], '--resource', 'DISK_GB=10000'])
-        self.openstack(['resource', 'provider', 'inventory', 'class', 'set',
-                        disk['uuid'], 'DISK_GB', '--total', '20000',
-                        '--reserved', '100'])
-        self.set_provider_traits(host['uuid'], ['HW_CPU_X86_AVX2'])
-        self.set_provider_traits(disk['uuid'],
-                                 ['MISC_SHARES_VIA_AGGREGATE'])
-        for rp in (host, disk):
-            generation = self.provider_generation(rp['uuid'])
-            self.openstack(['resource', 'provider', 'aggregate', 'set',
-                            rp['uuid'], '--aggregate', agg,
-                            '--generation', str(generation)])
-
-        tree = self.openstack('resource provider list --in-tree '
-                              + gpu['uuid'], use_json=True)
-        self.assertEqual({host['uuid']: None, gpu['uuid']: host['uuid']},
-                         {rp['uuid']: rp['parent_provider_uuid']
-                          for rp in tree})
-        # generation: inventory, traits, aggregates.
-        self.assertEqual(3, self.provider_generation(host['uuid']))
-        self.assertEqual(1, self.provider_generation(gpu['uuid']))
-        # class set, inventory set, traits, aggregates.
-        self.assertEqual(4, self.provider_generation(disk['uuid']))
-        self.assertEqual([disk['uuid']], [rp['uuid'] for rp in self.openstack(
-            ['resource', 'provider', 'list', '--member-of', agg,
-             '--required', 'MISC_SHARES_VIA_AGGREGATE'], use_json=True)])
-        self.assertEqual([host['uuid']], [rp['uuid'] for rp in self.openstack(
-            ['resource', 'provider', 'list', '--member-of', agg,
-             '--resource', 'VCPU=100', '--resource', 'MEMORY_MB=1024'],
-            use_json=True)])
-        self.assertEqual({'DISK_GB': (20000, 100)}, {
-            r['resource_class']: (r['total'], r['reserved'])
-            for r in self.openstack('resource provider inventory list '
-                                    + disk['uuid'], use_json=True)})
-
-        # Decommission: the child first, then the host and the disk.
-        self.assertCommandFails(
-            'resource provider delete ' + host['uuid'], '(HTTP 409)')
-        for rp in (gpu, host, disk):
-            self.openstack('resource provider delete ' + rp['uuid'])
-        self.assertEqual([], self.openstack(
-            'resource provider list --member-of ' + agg, use_json=True))
+            ['resource', 'provider', 'list', '--required',
+             'CUSTOM_NOPE_A,CUSTOM_NOPE_B'],
+            'Invalid trait(s) in "required" parameter: No such trait(s): ')
+        # --no-parent (1.37) passes the gate at the negotiated version.
+        freed = self.openstack(['resource', 'provider', 'set',
+                                created['uuid'], '--no-parent'],
+                               use_json=True)
+        self.assertIsNone(freed['parent_provider_uuid'])
