@@ -259,6 +259,9 @@ class TestProvider_1_37(ProviderTests, base.FunctionalTestCase):
         child = self.openstack(
             ['resource', 'provider', 'create', self.unique('child'),
              '--parent-provider', root['uuid']], use_json=True)
+        grandchild = self.openstack(
+            ['resource', 'provider', 'create', self.unique('gc'),
+             '--parent-provider', child['uuid']], use_json=True)
         moved = self.openstack(
             ['resource', 'provider', 'set', child['uuid'],
              '--parent-provider', other['uuid']], use_json=True)
@@ -270,14 +273,28 @@ class TestProvider_1_37(ProviderTests, base.FunctionalTestCase):
              self.unique('renamed')], use_json=True)
         self.assertEqual(other['uuid'], renamed['parent_provider_uuid'])
 
+        # The subtree moves along: the grandchild has the new root.
+        self.assertEqual(other['uuid'], self.openstack(
+            'resource provider show ' + grandchild['uuid'],
+            use_json=True)['root_provider_uuid'])
+        self.assertEqual(
+            sorted([other['uuid'], child['uuid'], grandchild['uuid']]),
+            sorted(rp['uuid'] for rp in self.openstack(
+                'resource provider list --in-tree ' + other['uuid'],
+                use_json=True)))
+
         freed = self.openstack(
             ['resource', 'provider', 'set', child['uuid'], '--no-parent'],
             use_json=True)
         self.assertIsNone(freed['parent_provider_uuid'])
         self.assertEqual(child['uuid'], freed['root_provider_uuid'])
-        self.assertEqual([child['uuid']], [rp['uuid'] for rp in self.openstack(
-            'resource provider list --in-tree ' + child['uuid'],
-            use_json=True)])
+        self.assertEqual(sorted([child['uuid'], grandchild['uuid']]),
+                         sorted(rp['uuid'] for rp in self.openstack(
+                             'resource provider list --in-tree '
+                             + grandchild['uuid'], use_json=True)))
+        self.assertEqual(child['uuid'], self.openstack(
+            'resource provider show ' + grandchild['uuid'],
+            use_json=True)['root_provider_uuid'])
         # Now the old parents can go.
         self.openstack('resource provider delete ' + root['uuid'])
         self.openstack('resource provider delete ' + other['uuid'])
