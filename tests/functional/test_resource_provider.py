@@ -526,3 +526,38 @@ class TestProviderNegotiated(base.FunctionalTestCase):
                                 created['uuid'], '--no-parent'],
                                use_json=True)
         self.assertIsNone(freed['parent_provider_uuid'])
+
+
+class TestHelpSendsNothing(base.FunctionalTestCase):
+    """Building a parser never negotiates: --help works without a server
+    round trip, at the default version and at an explicit one."""
+
+    COMMANDS = (
+        'resource provider create', 'resource provider list',
+        'resource provider show', 'resource provider set',
+        'resource provider delete', 'resource provider usage show',
+        'resource usage show', 'resource provider inventory set',
+        'resource provider inventory class set',
+        'resource provider inventory list',
+        'resource provider inventory show',
+        'resource provider inventory delete',
+        'resource provider aggregate list',
+        'resource provider aggregate set', 'resource class list')
+
+    def test_help(self):
+        calls = self.record_requests()
+        for command in self.COMMANDS:
+            result = self.openstack(command + ' --help', may_fail=True)
+            self.assertEqual(0, result.code, result.stderr)
+            self.assertIn('usage: ', result.stdout)
+            self.assertIn(command, ' '.join(result.stdout.split()))
+        self.assertEqual([], calls)
+
+    def test_inventory_delete_help_follows_the_version(self):
+        below = self.openstack('resource provider inventory delete --help',
+                               version='1.4')
+        self.assertIn('--resource-class <resource_class>',
+                      ' '.join(below.split()))
+        self.assertNotIn('[--resource-class', below)
+        self.assertIn('[--resource-class', self.openstack(
+            'resource provider inventory delete --help', version='1.5'))
