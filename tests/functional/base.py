@@ -337,6 +337,26 @@ class FunctionalTestCase(testtools.TestCase):
         intercept.app = hooked
         self.addCleanup(setattr, intercept, 'app', app)
 
+    def pretend_server_max(self, max_version):
+        """Make the in-process server answer like one whose highest
+        microversion is ``max_version``: 406 above it, as Placement does."""
+        limit = tuple(int(part) for part in max_version.split('.'))
+
+        def hook(environ):
+            header = environ.get('HTTP_OPENSTACK_API_VERSION', '')
+            asked = header.replace('placement', '').strip()
+            if not asked or tuple(
+                    int(part) for part in asked.split('.')) <= limit:
+                return None
+            error = {'status': 406, 'title': 'Not Acceptable',
+                     'detail': 'Unacceptable version header: %s' % asked,
+                     'max_version': max_version, 'min_version': '1.0'}
+            return ('406 Not Acceptable',
+                    [('Content-Type', 'application/json')],
+                    json.dumps({'errors': [error]}).encode())
+
+        self.hook_server(hook)
+
     def record_requests(self):
         """Record the (method, path?query, microversion) the client
         sends."""

@@ -436,6 +436,45 @@ class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
                          shown['allocations'][consumer]['resources'])
 
 
+class TestNegotiationWithOlderServer(base.FunctionalTestCase):
+    """The default version against a server whose maximum is lower: the
+    client settles on the server's maximum, and gates and requests
+    follow it."""
+
+    def test_create_at_1_17(self):
+        self.pretend_server_max('1.17')
+        calls = self.record_requests()
+        created = self.openstack(['resource', 'provider', 'create',
+                                  self.unique('rp')], use_json=True)
+        self.assertEqual(COLUMNS_1_14, list(created))
+        # 406 at 1.39, then the POST and (below 1.20) the GET of Location.
+        self.assertEqual(
+            [('GET', '/', 'placement 1.39'),
+             ('POST', '/resource_providers', 'placement 1.17')],
+            calls[:2])
+        self.assertEqual('GET', calls[2][0])
+        self.assertTrue(calls[2][1].endswith(
+            '/resource_providers/' + created['uuid']))
+        self.assertEqual(3, len(calls))
+        self.assertCommandFails(
+            ['resource', 'provider', 'list', '--required', 'HW_CPU_X86_AVX'],
+            GATE % ('1.17', '1.18'))
+
+    def test_oldest_server(self):
+        self.pretend_server_max('1.0')
+        rp = self.openstack(['resource', 'provider', 'create',
+                             self.unique('rp')], use_json=True)
+        self.assertEqual(COLUMNS_1_0, list(rp))
+        self.assertCommandFails('resource provider aggregate list '
+                                + rp['uuid'], GATE % ('1.0', '1.1'))
+        self.assertCommandFails('resource class list', GATE % ('1.0', '1.2'))
+        # Below 1.5, once negotiated, a class is required for delete.
+        self.assertCommandFails(
+            'resource provider inventory delete ' + rp['uuid'],
+            'the following arguments are required: --resource-class',
+            code=2)
+
+
 class TestProviderErrorPaths(base.FunctionalTestCase):
     VERSION = '1.39'
 
