@@ -92,3 +92,17 @@ def _member_of_value(value):
 def forbids_aggregates(member_of):
     """True when a --member-of value forbids aggregates (needs 1.32)."""
     return any(value.startswith('!') for value in member_of or ())
+
+
+def at_least(ver, first):
+    """True when microversion ``ver`` is ``first`` or newer."""
+    return version.compare(ver, version.ge(first), exc=False)
+
+
+def available_at(table, ver):
+    """The names in ``table`` that microversion ``ver`` has.
+
+    ``table`` is a sequence of ``(name, first microversion)`` pairs, e.g. a
+    command's columns and the version that added each; order is kept.
+    """
+    return tuple(name for name, first in table if at_least(ver, first))
