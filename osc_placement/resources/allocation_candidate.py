@@ -343,7 +343,7 @@ def candidate_table(body, ver):
     rows = []
     for number, request in enumerate(body['allocation_requests'], 1):
         groups_of = groups_by_provider(request.get('mappings', {}))
-        for provider, resources in request_allocations(request):
+        for provider, resources in providers_of(request, groups_of):
             values = {
                 '#': number,
                 'allocation': _joined_amounts(resources),
@@ -369,6 +369,20 @@ def request_allocations(request):
         return [(rp, share['resources']) for rp, share in allocations.items()]
     return [(share['resource_provider']['uuid'], share['resources'])
             for share in allocations]
+
+
+def providers_of(request, groups_of):
+    """(provider, resources) pairs of one candidate, allocation order.
+
+    A provider that only satisfies resourceless groups (1.36) takes
+    nothing, but it is part of the candidate: it follows the others with
+    empty resources.
+    """
+    pairs = request_allocations(request)
+    allocated = {provider for provider, _resources in pairs}
+    pairs += [(provider, {}) for provider in groups_of
+              if provider not in allocated]
+    return pairs
 
 
 def groups_by_provider(mappings):
