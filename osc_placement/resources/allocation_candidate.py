@@ -39,6 +39,7 @@ REQUEST_OPTIONS = (
     ('limit', '1.16'),
     ('root_required', '1.35'),
     ('same_subtree', '1.36'),
+    ('mappings', '1.34'),
 )
 # Numbered groups came first; any [a-zA-Z0-9_-] name later.
 NUMBERED_GROUPS_VERSION = '1.25'
@@ -56,6 +57,9 @@ CANDIDATE_COLUMNS = (
     ('traits', '1.17'),
     ('mappings', '1.34'),
 )
+# Columns shown only when an option of the same name asks for them, so
+# that the default columns stay upstream's at every version.
+OPT_IN_COLUMNS = ('mappings',)
 
 RESOURCE_FORMAT_ERROR = ('Arguments to --resource must be of form '
                          '<resource_class>=<value>')
@@ -147,8 +151,7 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        add_group_options(parser)
-        add_request_options(parser)
+        add_options(parser)
         return parser
 
     def take_action(self, parsed_args):
@@ -157,10 +160,11 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
         validate(self, parsed_args, groups, ver)
         query = build_query(parsed_args, groups, LOG)
         body = self.get_json(BASE_URL, **query)
-        return candidate_table(body, ver)
+        return candidate_table(body, shown_columns(parsed_args, ver))
 
 
-def add_group_options(parser):
+def add_options(parser):
+    """Upstream's options in upstream's order, then the newer ones."""
     parser.add_argument(
         '--resource', metavar='<resource_class>=<value>', dest='resources',
         action=GroupOptionAction,
@@ -168,6 +172,11 @@ def add_group_options(parser):
              'candidate (of the group, after ``--group``) must have the '
              'capacity for. May be repeated, e.g. ``--resource VCPU=4 '
              '--resource DISK_GB=64 --resource MEMORY_MB=2048``.')
+    parser.add_argument(
+        '--limit', metavar='<limit>', type=int,
+        help='A positive integer to limit the maximum number of allocation '
+             'candidates. This option requires at least '
+             '``--os-placement-api-version 1.16``.')
     parser.add_argument(
         '--required', metavar='<required>', action=GroupOptionAction,
         help='A required trait. May be repeated: candidates must '
@@ -193,11 +202,6 @@ def add_group_options(parser):
         '--aggregate-uuid', metavar='<aggregate_uuid>',
         action=GroupOptionAction, help=argparse.SUPPRESS)
     parser.add_argument(
-        '--in-tree', metavar='<in_tree>', action=GroupOptionAction,
-        help='UUID of a resource provider: only providers in its tree are '
-             'used (for the group, after ``--group``). This option '
-             'requires at least ``--os-placement-api-version 1.31``.')
-    parser.add_argument(
         '--group', metavar='<group>', action=GroupAction,
         help='Start a request group: the ``--resource``, ``--required``, '
              '``--forbidden``, ``--member-of`` and ``--in-tree`` options '
@@ -208,14 +212,6 @@ def add_group_options(parser):
              'groups require at least ``--os-placement-api-version 1.25`` '
              '(1.29 for trees of providers); names of up to 64 letters, '
              'digits, ``_`` and ``-`` require 1.33.')
-
-
-def add_request_options(parser):
-    parser.add_argument(
-        '--limit', metavar='<limit>', type=int,
-        help='A positive integer to limit the maximum number of allocation '
-             'candidates. This option requires at least '
-             '``--os-placement-api-version 1.16``.')
     parser.add_argument(
         '--group-policy', choices=['none', 'isolate'], default='none',
         metavar='<group_policy>',
@@ -223,6 +219,11 @@ def add_request_options(parser):
              '``none`` (default) separate groups may or may not be '
              'satisfied by the same provider; with ``isolate`` the named '
              'groups are satisfied by different providers.')
+    parser.add_argument(
+        '--in-tree', metavar='<in_tree>', action=GroupOptionAction,
+        help='UUID of a resource provider: only providers in its tree are '
+             'used (for the group, after ``--group``). This option '
+             'requires at least ``--os-placement-api-version 1.31``.')
     parser.add_argument(
         '--root-required', metavar='<trait>', action='append', default=[],
         help='A trait that the root provider of each candidate\'s tree '
@@ -236,6 +237,12 @@ def add_request_options(parser):
              'in the subtree of one of them. May be repeated. A group named '
              'here may have no ``--resource``. This option requires at '
              'least ``--os-placement-api-version 1.36``.')
+    parser.add_argument(
+        '--mappings', action='store_true',
+        help='Add a ``mappings`` column: the request groups each provider '
+             'satisfies in the candidate, the unnamed group shown as '
+             '``(unnamed)`` in tables and as ``""`` in JSON. This option '
+             'requires at least ``--os-placement-api-version 1.34``.')
 
 
 def validate(cmd, parsed_args, groups, ver):
@@ -260,7 +267,7 @@ def check_resource_format(resources):
 
 def check_request_gates(cmd, parsed_args):
     for dest, first in REQUEST_OPTIONS:
-        if getattr(parsed_args, dest) not in (None, []):
+        if getattr(parsed_args, dest):
             cmd.check_version(version.ge(first))
 
 
@@ -305,7 +312,8 @@ def same_subtree_names(values):
 def build_query(parsed_args, groups, log):
     """The query parameters; a list value repeats its key."""
     query = {}
-    if parsed_args.limit is not None:
+    # As upstream, --limit 0 means no limit.
+    if parsed_args.limit:
         query['limit'] = parsed_args.limit
     if any(name != UNNAMED_GROUP for name in groups):
         query['group_policy'] = parsed_args.group_policy
@@ -336,14 +344,24 @@ def group_query(suffix, group, log):
     return query
 
 
-def candidate_table(body, ver):
-    """Columns and one row per provider of each allocation request."""
-    names = common.available_at(CANDIDATE_COLUMNS, ver)
+def shown_columns(parsed_args, ver):
+    return tuple(name for name in common.available_at(CANDIDATE_COLUMNS, ver)
+                 if name not in OPT_IN_COLUMNS or getattr(parsed_args, name))
+
+
+def candidate_table(body, names):
+    """The columns ``names`` and a row per provider of each candidate.
+
+    With the ``mappings`` column, providers that only satisfy resourceless
+    groups (1.36) get a row too, with no allocation.
+    """
+    with_mappings = 'mappings' in names
     summaries = body.get('provider_summaries', {})
     rows = []
     for number, request in enumerate(body['allocation_requests'], 1):
         groups_of = groups_by_provider(request.get('mappings', {}))
-        for provider, resources in providers_of(request, groups_of):
+        for provider, resources in providers_of(request, groups_of,
+                                                with_mappings):
             values = {
                 '#': number,
                 'allocation': _joined_amounts(resources),
@@ -371,14 +389,16 @@ def request_allocations(request):
             for share in allocations]
 
 
-def providers_of(request, groups_of):
+def providers_of(request, groups_of, with_resourceless=False):
     """(provider, resources) pairs of one candidate, allocation order.
 
     A provider that only satisfies resourceless groups (1.36) takes
-    nothing, but it is part of the candidate: it follows the others with
-    empty resources.
+    nothing, but it is part of the candidate: if asked, it follows the
+    others with empty resources.
     """
     pairs = request_allocations(request)
+    if not with_resourceless:
+        return pairs
     allocated = {provider for provider, _resources in pairs}
     pairs += [(provider, {}) for provider in groups_of
               if provider not in allocated]

@@ -41,8 +41,7 @@ class TestParsing(testtools.TestCase):
 
     def parse(self, *argv):
         parser = argparse.ArgumentParser()
-        candidates.add_group_options(parser)
-        candidates.add_request_options(parser)
+        candidates.add_options(parser)
         return parser.parse_args(list(argv))
 
     def test_options_before_any_group_are_unnamed(self):
@@ -147,17 +146,26 @@ class TestColumns(CandidateTestCase):
         self.assertNotIn('mappings', self.rows('1.33', '--resource',
                                                'VCPU=1')[0])
 
+    def test_1_39_default_columns_are_upstream_ones(self):
+        self.assertEqual(['#', 'allocation', 'resource provider',
+                          'inventory used/capacity', 'traits'],
+                         list(self.rows('1.39', '--resource', 'VCPU=1')[0]))
+
+    def test_mappings_needs_1_34(self):
+        self.assert_gate('1.33', '1.34', '--resource', 'VCPU=1',
+                         '--mappings')
+
     def test_1_34_adds_mappings(self):
         body = dict_body([(CN, {'VCPU': 1}), (GPU, {'VGPU': 1})],
                          mappings=[{'': [CN], 'gpu': [GPU]}])
         rows = self.rows('1.34', '--resource', 'VCPU=1', '--group', 'gpu',
-                         '--resource', 'VGPU=1', body=body)
+                         '--resource', 'VGPU=1', '--mappings', body=body)
         self.assertEqual([[''], ['gpu']], [r['mappings'] for r in rows])
 
     def test_1_34_mappings_in_a_table(self):
         self.transport.get(URL, json=dict_body(
             [(CN, {'VCPU': 1})], mappings=[{'': [CN], 'x': [CN]}]))
-        result = self.run_list('1.34', '--resource', 'VCPU=1')
+        result = self.run_list('1.34', '--resource', 'VCPU=1', '--mappings')
         self.assertEqual(0, result.code, result.stderr)
         header, row = result.stdout.splitlines()[1], result.stdout.splitlines(
         )[3]
@@ -171,7 +179,8 @@ class TestColumns(CandidateTestCase):
                          mappings=[{'acc': [GPU], 'root': [CN]}])
         rows = self.rows('1.36', '--group', 'acc', '--resource', 'VGPU=1',
                          '--group', 'root', '--required', 'CUSTOM_FOO',
-                         '--same-subtree', 'acc,root', body=body)
+                         '--same-subtree', 'acc,root', '--mappings',
+                         body=body)
         self.assertEqual([(GPU, 'VGPU=1', ['acc']), (CN, '', ['root'])],
                          [(r['resource provider'], r['allocation'],
                            r['mappings']) for r in rows])
@@ -186,9 +195,17 @@ class TestColumns(CandidateTestCase):
         self.assertEqual(0, result.code, result.stderr)
         self.assertEqual('', result.stdout.strip())
 
-    def test_negotiated_version_shows_every_column(self):
+    def test_resourceless_group_provider_needs_mappings_to_show(self):
+        body = dict_body([(GPU, {'VGPU': 1})],
+                         mappings=[{'acc': [GPU], 'root': [CN]}])
+        rows = self.rows('1.36', '--group', 'acc', '--resource', 'VGPU=1',
+                         '--group', 'root', '--required', 'CUSTOM_FOO',
+                         '--same-subtree', 'acc,root', body=body)
+        self.assertEqual([GPU], [r['resource provider'] for r in rows])
+
+    def test_negotiated_version_mappings(self):
         self.transport.get(fakes.ROOT, json=fakes.root_document())
-        rows = self.rows(None, '--resource', 'VCPU=1')
+        rows = self.rows(None, '--resource', 'VCPU=1', '--mappings')
         self.assertIn('mappings', rows[0])
         self.assertEqual(['placement 1.39'] * 2, self.versions_sent())
 
