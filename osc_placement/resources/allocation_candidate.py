@@ -127,16 +127,17 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
     candidates, ``allocation`` is what the candidate takes from that
     provider, and ``inventory used/capacity`` shows the provider's usage and
     capacity for every class it has, to help choose between candidates.
-    ``traits`` (1.17+) lists the provider's traits and ``mappings`` (1.34+)
-    the request groups the provider satisfies in that candidate.
+    ``traits`` (1.17+) lists the provider's traits, and with
+    ``--mappings`` (1.34+) a ``mappings`` column names the request groups
+    the provider satisfies in that candidate.
 
     For example::
 
       $ openstack allocation candidate list --resource VCPU=1 -f yaml
       - '#': 1
         allocation: VCPU=1
-        resource provider: 66bcaca9-9263-45b1-a569-ea708ff7a968
         inventory used/capacity: VCPU=0/128
+        resource provider: 66bcaca9-9263-45b1-a569-ea708ff7a968
         traits: ''
 
     Options given before any ``--group`` form the unnamed request group;
