@@ -313,6 +313,18 @@ class TestShowAllocation(AllocationTestCase):
         self.assertEqual('unknown', row['consumer_type'])
         self.assertEqual(['placement 1.38'], self.versions_sent())
 
+    def test_table_at_1_12(self):
+        self.transport.get(CONSUMER_URL, json=self.body)
+        result = self.run_cmd('1.12', 'show', CONSUMER)
+        self.assertEqual(0, result.code, result.stderr)
+        header, row = result.stdout.splitlines()[1], result.stdout.splitlines(
+        )[3]
+        self.assertEqual(['resource_provider', 'generation', 'resources',
+                          'project_id', 'user_id'],
+                         [cell.strip() for cell in header.split('|')[1:-1]])
+        self.assertEqual([RP1, '2', "{'VCPU': 1}", PROJECT, USER],
+                         [cell.strip() for cell in row.split('|')[1:-1]])
+
     def test_unknown_consumer_is_empty(self):
         self.transport.get(CONSUMER_URL, json={'allocations': {}})
         self.assertEqual([], self.json_output(self.run_cmd(

@@ -188,6 +188,26 @@ class TestColumns(CandidateTestCase):
             'VGPU:1'], 'requiredroot': ['CUSTOM_FOO'],
             'same_subtree': ['acc,root']}, self.query())
 
+    def test_1_29_nested_candidate_in_a_table(self):
+        self.transport.get(URL, json=dict_body(
+            [(GPU, {'VGPU': 1}), (CN, {'VCPU': 1})]))
+        result = self.run_list('1.29', '--group', '1', '--resource', 'VGPU=1',
+                               '--group', '2', '--resource', 'VCPU=1',
+                               '--required', 'HW_CPU_X86_AVX2')
+        self.assertEqual(0, result.code, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual(
+            ['1', 'VGPU=1', GPU, 'VGPU=1/4', ''],
+            [cell.strip() for cell in lines[3].split('|')[1:-1]])
+        self.assertEqual(
+            ['1', 'VCPU=1', CN, 'VCPU=2/256,MEMORY_MB=0/1024',
+             'HW_CPU_X86_AVX2,CUSTOM_FOO'],
+            [cell.strip() for cell in lines[4].split('|')[1:-1]])
+        self.assertEqual({'group_policy': ['none'], 'resources1': ['VGPU:1'],
+                          'resources2': ['VCPU:1'],
+                          'required2': ['HW_CPU_X86_AVX2']}, self.query())
+        self.assertEqual(['placement 1.29'], self.versions_sent())
+
     def test_table_rows_and_empty_answer(self):
         self.transport.get(URL, json={'allocation_requests': [],
                                       'provider_summaries': {}})
