@@ -31,6 +31,8 @@ GROUP_OPTIONS = (
     ('aggregate_uuid', '1.21'),
     ('in_tree', '1.31'),
 )
+# The server takes one in_tree per group: the last one given wins.
+SINGLE_VALUE_OPTIONS = ('in_tree',)
 # Values that need a newer microversion than their option.
 ANY_OF_TRAITS_VERSION = '1.39'       # --required A,B
 FORBIDDEN_AGGREGATES_VERSION = '1.32'  # --member-of '!agg'
@@ -67,9 +69,8 @@ _NUMBER = re.compile(r'^[0-9]+$')
 
 
 def new_group():
-    group = {dest: [] for dest, _first in GROUP_OPTIONS}
-    group['in_tree'] = None
-    return group
+    return {dest: None if dest in SINGLE_VALUE_OPTIONS else []
+            for dest, _first in GROUP_OPTIONS}
 
 
 def _groups(namespace):
@@ -94,8 +95,8 @@ class GroupOptionAction(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         name = getattr(namespace, 'current_group', None) or UNNAMED_GROUP
         group = _groups(namespace).setdefault(name, new_group())
-        if self.dest == 'in_tree':
-            group['in_tree'] = values
+        if self.dest in SINGLE_VALUE_OPTIONS:
+            group[self.dest] = values
         else:
             group[self.dest].append(values)
 
