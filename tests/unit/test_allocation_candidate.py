@@ -353,3 +353,24 @@ class TestQueryAndGates(CandidateTestCase):
         self.assertEqual('Invalid resource class in resources parameter: '
                          'No such resource class CUSTOM_X. (HTTP 400)',
                          result.stderr.strip())
+
+
+class TestVersionTables(testtools.TestCase):
+    """The column tables, read through common.available_at."""
+
+    def names_at(self, ver):
+        args = argparse.Namespace(mappings=True)
+        return candidates.shown_columns(args, ver)
+
+    def test_candidate_columns_per_version(self):
+        base = ('#', 'allocation', 'resource provider',
+                'inventory used/capacity')
+        self.assertEqual(base, self.names_at('1.10'))
+        self.assertEqual(base, self.names_at('1.16'))
+        self.assertEqual(base + ('traits',), self.names_at('1.17'))
+        self.assertEqual(base + ('traits',), self.names_at('1.33'))
+        self.assertEqual(base + ('traits', 'mappings'), self.names_at('1.34'))
+
+    def test_mappings_column_is_opt_in(self):
+        args = argparse.Namespace(mappings=False)
+        self.assertNotIn('mappings', candidates.shown_columns(args, '1.39'))
