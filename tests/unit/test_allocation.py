@@ -271,6 +271,15 @@ class TestSetAllocation(AllocationTestCase):
         self.assertIn('--consumer-type consumer_type', result.stdout)
         self.assertEqual([], self.transport.request_history)
 
+    def test_help_at_explicit_1_38_shows_required_options(self):
+        result = self.run_cmd('1.38', 'set', '--help')
+        self.assertEqual(0, result.code)
+        usage = ' '.join(result.stdout.split())
+        self.assertIn('--project-id project_id --user-id user_id '
+                      '--consumer-type consumer_type', usage)
+        self.assertNotIn('[--project-id', usage)
+        self.assertEqual([], self.transport.request_history)
+
     def test_no_allocation(self):
         result = self.run_cmd('1.0', 'set', CONSUMER)
         self.assertEqual(1, result.code)
