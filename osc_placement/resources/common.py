@@ -250,3 +250,17 @@ def _is_terminal(stream):
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def at_least(ver, first):
+    """True when microversion ``ver`` is ``first`` or newer."""
+    return version.compare(ver, version.ge(first), exc=False)
+
+
+def available_at(table, ver):
+    """The names in ``table`` that microversion ``ver`` has.
+
+    ``table`` is a sequence of ``(name, first microversion)`` pairs, e.g. a
+    command's columns and the version that added each; order is kept.
+    """
+    return tuple(name for name, first in table if at_least(ver, first))
