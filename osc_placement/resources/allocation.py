@@ -134,7 +134,21 @@ def add_consumer_argument(parser, metavar='<uuid>'):
     parser.add_argument('uuid', metavar=metavar, help='UUID of the consumer')
 
 
-class SetAllocation(common.PlacementCommand, lister.Lister):
+class ConsumerTypeCompatible:
+    """Negotiated versions stop at 1.37 unless --consumer-type is given.
+
+    Scripts written for upstream, which negotiates at most 1.29, give no
+    consumer type and expect the 1.12 columns.
+    """
+
+    negotiation_ceiling = version.COMPATIBLE_NEGOTIATION_CEILING
+
+    def uses_newer_features(self, parsed_args):
+        return getattr(parsed_args, 'consumer_type', None) is not None
+
+
+class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
+                    lister.Lister):
     """Replaces the set of resource allocation(s) for a given consumer.
 
     Note that this is a full replacement of the existing allocations. If you
@@ -145,8 +159,11 @@ class SetAllocation(common.PlacementCommand, lister.Lister):
     From ``--os-placement-api-version 1.8`` it is required to specify
     ``--project-id`` and ``--user-id`` to set allocations, and from 1.38
     ``--consumer-type`` as well. When the version is negotiated (the
-    default), whether they are required is decided by the version the
-    server speaks.
+    default), whether project and user are required is decided by the
+    version the server speaks; the consumer type is needed only when the
+    version is given explicitly: a negotiated version stops at 1.37 unless
+    ``--consumer-type`` is given, so scripts written for upstream
+    osc-placement keep working.
 
     Starting with ``--os-placement-api-version 1.12`` the output shows the
     ``project_id`` and ``user_id`` of the consumer, and starting with 1.38
@@ -234,7 +251,8 @@ def warn_about_ignored_options(parsed_args, ver):
             LOG.warning(warning)
 
 
-class UnsetAllocation(common.PlacementCommand, lister.Lister):
+class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
+                      lister.Lister):
     """Removes one or more sets of provider allocations for a consumer.
 
     The consumer's allocations are read, the given providers and/or
@@ -351,12 +369,16 @@ def remove_allocations(allocations, providers, resource_classes):
     return remaining
 
 
-class ShowAllocation(common.PlacementCommand, lister.Lister):
+class ShowAllocation(ConsumerTypeCompatible, common.PlacementCommand,
+                     lister.Lister):
     """Show resource allocations for a given consumer.
 
     Starting with ``--os-placement-api-version 1.12`` the output shows the
     ``project_id`` and ``user_id`` of the consumer, and starting with 1.38
     its ``consumer_type`` (``unknown`` for a consumer created without one).
+    When the version is negotiated (the default) it stops at 1.37, so the
+    columns stay those scripts written for upstream osc-placement expect;
+    ask for ``--os-placement-api-version 1.38`` to see the consumer type.
     A consumer without allocations shows an empty list.
     """
 

@@ -13,14 +13,24 @@ class PlacementCommand(version.CheckerMixin):
     """
 
     min_version = version.MIN_VERSION
+    # Commands whose required options or columns change above what upstream
+    # negotiates set this (see version.COMPATIBLE_NEGOTIATION_CEILING).
+    negotiation_ceiling = None
 
     @property
     def placement(self):
         return self.app.client_manager.placement
 
     def run(self, parsed_args):
+        if self.negotiation_ceiling and not self.uses_newer_features(
+                parsed_args):
+            self.placement.limit_negotiated_version(self.negotiation_ceiling)
         self.check_version(version.ge(self.min_version))
         return super().run(parsed_args)
+
+    def uses_newer_features(self, parsed_args):
+        """True when an option asks for what lies above the ceiling."""
+        return False
 
     def get_json(self, url, **params):
         """GET ``url`` (with query ``params``) and return the JSON body."""

@@ -265,6 +265,34 @@ class TestSetAllocation(AllocationTestCase):
         self.assertEqual(['placement 1.39', 'placement 1.7',
                           'placement 1.7'], self.versions_sent())
 
+    def test_negotiated_1_39_writes_untyped_at_1_37(self):
+        # An upstream script gives project and user but no consumer type.
+        self.transport.get(fakes.ROOT, json=fakes.root_document())
+        self.transport.get(CONSUMER_URL, json={'allocations': {}})
+        self.serve_result(project_id=PROJECT, user_id=USER)
+        result = self.run_cmd(None, *self.set_args(
+            '--project-id', PROJECT, '--user-id', USER, '-f', 'json'))
+        self.assertEqual(0, result.code, result.stderr)
+        self.assertEqual(['placement 1.39'] + ['placement 1.37'] * 3,
+                         self.versions_sent())
+        put, = self.bodies('PUT')
+        self.assertNotIn('consumer_type', put)
+        self.assertEqual({'resource_provider', 'generation', 'resources',
+                          'project_id', 'user_id'},
+                         set(json.loads(result.stdout)[0]))
+
+    def test_negotiated_with_consumer_type_uses_the_server_maximum(self):
+        self.transport.get(fakes.ROOT, json=fakes.root_document())
+        self.transport.get(CONSUMER_URL, json={'allocations': {}})
+        self.serve_result(project_id=PROJECT, user_id=USER,
+                          consumer_type='INSTANCE')
+        result = self.run_cmd(None, *self.set_args(
+            '--project-id', PROJECT, '--user-id', USER, '--consumer-type',
+            'INSTANCE'))
+        self.assertEqual(0, result.code, result.stderr)
+        self.assertEqual(['placement 1.39'] * 4, self.versions_sent())
+        self.assertEqual('INSTANCE', self.bodies('PUT')[0]['consumer_type'])
+
     def test_help_sends_nothing(self):
         result = self.run_cmd(None, 'set', '--help')
         self.assertEqual(0, result.code)
@@ -321,6 +349,13 @@ class TestShowAllocation(AllocationTestCase):
         row, = self.show('1.38')
         self.assertEqual('unknown', row['consumer_type'])
         self.assertEqual(['placement 1.38'], self.versions_sent())
+
+    def test_negotiated_shows_upstream_columns(self):
+        self.transport.get(fakes.ROOT, json=fakes.root_document())
+        row, = self.show(None)
+        self.assertNotIn('consumer_type', row)
+        self.assertEqual(['placement 1.39', 'placement 1.37'],
+                         self.versions_sent())
 
     def test_table_at_1_12(self):
         self.transport.get(CONSUMER_URL, json=self.body)
