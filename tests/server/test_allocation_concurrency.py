@@ -242,7 +242,7 @@ class TestServerProcessClaims(ClaimRaces, testtools.TestCase):
             try:
                 urllib.request.urlopen(cls.base + '/', timeout=2)
                 return
-            except (urllib.error.URLError, ConnectionError):
+            except OSError:  # refused, reset, or a worker still booting
                 time.sleep(0.2)
         cls.tearDownClass()
         raise RuntimeError('server not ready in %ds' % READY_TIMEOUT)
