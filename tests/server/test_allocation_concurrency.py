@@ -22,11 +22,13 @@ import urllib.error
 import urllib.request
 import uuid as uuidlib
 
+import sqlalchemy as sa
 import testtools
 import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import tables
 from tests.server import fixtures as api_fixtures
 
 ROUNDS = 5
@@ -194,6 +196,29 @@ class ClaimRaces:
         self.assertEqual(
             statuses[:len(singles)].count(204)
             + 2 * statuses[len(singles):].count(204), claimed)
+
+    def _orphan_allocations(self):
+        alloc, rp = tables.allocations, tables.resource_providers
+        with api_fixtures.database().read() as conn:
+            return conn.execute(
+                sa.select(sa.func.count()).select_from(alloc)
+                .where(~alloc.c.resource_provider_id.in_(
+                    sa.select(rp.c.id)))).scalar()
+
+    def test_provider_delete_racing_claims(self):
+        for round_number in range(ROUNDS):
+            rp = self._provider('doomed-%d' % round_number,
+                                {'VCPU': {'total': 100}})
+            claims = [self._put(str(uuidlib.uuid4()), {rp: {'VCPU': 1}})
+                      for _ in range(8)]
+            delete = [lambda: self.call('DELETE',
+                                        '/resource_providers/' + rp)[0]]
+            statuses = _all_at_once(claims + delete)
+            self.assertEqual(set(), set(statuses[:-1]) - {204, 400},
+                             statuses)
+            self.assertIn(statuses[-1], (204, 409))
+            # Either the provider survived, or nothing points at it.
+            self.assertEqual(0, self._orphan_allocations())
 
 
 class TestInProcessClaims(ClaimRaces, testtools.TestCase):
