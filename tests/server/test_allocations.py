@@ -131,7 +131,7 @@ class TestStatementBudget(AllocationTestCase):
                                 for rp in many}))
         self.assertEqual(204, status)
         self.assertEqual(len(small), len(large), large)
-        self.assertLessEqual(len(large), 12, large)
+        self.assertLessEqual(len(large), 10, large)
 
 
 class TestOverCapacityWarning(AllocationTestCase):

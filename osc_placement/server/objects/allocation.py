@@ -221,19 +221,16 @@ def _bump_providers(conn, providers):
 
 
 def _identity_ids(conn, writes):
-    projects = consumer_obj.ensure_ids(
-        conn, tables.projects, {w.project_id for w in writes})
-    users = consumer_obj.ensure_ids(
-        conn, tables.users, {w.user_id for w in writes})
-    types = consumer_obj.ensure_ids(
-        conn, tables.consumer_types,
-        {w.consumer_type for w in writes if w.consumer_type is not None})
-    return projects, users, types
+    return consumer_obj.ensure_ids(conn, {
+        'project': {w.project_id for w in writes},
+        'user': {w.user_id for w in writes},
+        'type': {w.consumer_type for w in writes
+                 if w.consumer_type is not None}})
 
 
 def _save_consumers(conn, writes, existing, ids):
     """Create new consumers, bump kept ones, delete emptied ones."""
-    projects, users, types = ids
+    projects, users, types = ids['project'], ids['user'], ids['type']
     new_rows = []
     for write in writes:
         current = existing.get(write.uuid)

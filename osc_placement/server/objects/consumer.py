@@ -42,30 +42,46 @@ def _insert_ignoring_duplicates(conn, table, rows):
     conn.execute(stmt, rows)
 
 
-def _name_column(table):
-    return table.c.name if 'name' in table.c else table.c.external_id
+# The three kinds of names a consumer refers to, and where they live.
+_KINDS = {'project': (_P, _P.c.external_id), 'user': (_U, _U.c.external_id),
+          'type': (_CT, _CT.c.name)}
 
 
-def ensure_ids(conn, table, names):
-    """{name: id} for projects, users or consumer types, created if new.
+def _select_ids(conn, wanted):
+    """{kind: {name: id}} for the names that exist, in one statement."""
+    found = {kind: {} for kind in wanted}
+    selects = [sa.select(sa.literal(kind).label('kind'),
+                         column.label('name'), table.c.id)
+               .where(column.in_(sorted(wanted[kind])))
+               for kind, (table, column) in _KINDS.items()
+               if wanted.get(kind)]
+    if selects:
+        for kind, name, row_id in conn.execute(sa.union_all(*selects)):
+            found[kind][name] = row_id
+    return found
+
+
+def ensure_ids(conn, wanted):
+    """{kind: {name: id}} for ``wanted`` ({kind: set of names}), creating
+    the projects, users and consumer types that are new.
 
     On MySQL a row committed by another request after this transaction's
     snapshot is invisible here; re-running the request then finds it."""
-    names = set(names)
-    if not names:
-        return {}
-    column = _name_column(table)
-    found = dict(conn.execute(sa.select(column, table.c.id)
-                              .where(column.in_(names))).tuples().all())
-    missing = names - set(found)
-    if missing:
-        now = tables.utcnow()
-        _insert_ignoring_duplicates(
-            conn, table, [{column.name: n, 'created_at': now}
-                          for n in sorted(missing)])
-        found.update(conn.execute(sa.select(column, table.c.id)
-                                  .where(column.in_(missing))).tuples().all())
-        if missing - set(found):
+    found = _select_ids(conn, wanted)
+    missing = {kind: set(names) - set(found[kind])
+               for kind, names in wanted.items()}
+    if not any(missing.values()):
+        return found
+    now = tables.utcnow()
+    for kind, names in missing.items():
+        if names:
+            table, column = _KINDS[kind]
+            _insert_ignoring_duplicates(
+                conn, table, [{column.name: n, 'created_at': now}
+                              for n in sorted(names)])
+    for kind, ids in _select_ids(conn, missing).items():
+        found[kind].update(ids)
+        if missing[kind] - set(ids):
             raise db_engine.Retry()
     return found
 
