@@ -197,6 +197,35 @@ class ClaimRaces:
             statuses[:len(singles)].count(204)
             + 2 * statuses[len(singles):].count(204), claimed)
 
+    def _put_detail(self, consumer, allocations, generation):
+        body = _claim_body(allocations)
+        body['consumer_generation'] = generation
+
+        def put():
+            status, answer = self.call('PUT', '/allocations/' + consumer,
+                                       body)
+            return status, answer and answer['errors'][0]['detail']
+        return put
+
+    def test_one_consumer_raced_by_many_writers(self):
+        # Each writer names its own provider: only the consumer's
+        # generation orders them.
+        rps = [self._provider('own-%d' % n, {'VCPU': {'total': 100}})
+               for n in range(6)]
+        consumer = str(uuidlib.uuid4())
+        for generation in (None, 1):
+            results = _all_at_once([
+                self._put_detail(consumer, {rp: {'VCPU': 1}}, generation)
+                for rp in rps])
+            statuses = [status for status, _ in results]
+            self.assertEqual(1, statuses.count(204), results)
+            for status, detail in results:
+                if status != 204:
+                    self.assertEqual(409, status)
+                    self.assertIn('consumer generation conflict', detail)
+        self.assertEqual(1, len(self._allocations(consumer)))
+        self.assertEqual(1, sum(self._usage(rp)['VCPU'] for rp in rps))
+
     def _orphan_allocations(self):
         alloc, rp = tables.allocations, tables.resource_providers
         with api_fixtures.database().read() as conn:
