@@ -4,16 +4,18 @@ A write replaces the whole allocation set of every consumer it names
 (PUT, POST and the reshaper all come here), inside the caller's single
 transaction, as a fixed handful of statements whatever its size:
 
-1. read the consumers with their current allocations (one query);
-2. read every involved provider's generation, inventory and usage (one
+1. lock the named providers' rows, so writers of one provider queue
+   rather than race (PostgreSQL and MySQL; SQLite writers queue anyway);
+2. read the consumers with their current allocations (one query);
+3. read every involved provider's generation, inventory and usage (one
    query, one snapshot: a later change to usage also changes the
    generation read here);
-3. check consumer generations, providers, classes and capacity in Python;
-4. compare-and-swap the generation of every provider the write names (one
+4. check consumer generations, providers, classes and capacity in Python;
+5. compare-and-swap the generation of every provider the write names (one
    UPDATE). If another writer got there first the swap matches fewer rows
-   and ``Retry`` makes the caller re-run the request from step 1 in a
-   fresh transaction, so a stale capacity check is never committed;
-5. write consumers, delete old and insert new allocation rows (multi-row).
+   and ``Retry`` makes the caller re-run the whole request in a fresh
+   transaction, so a stale capacity check is never committed;
+6. write consumers, delete old and insert new allocation rows (multi-row).
 """
 
 import collections
@@ -204,6 +206,21 @@ def _check_capacity(sums, order, providers_by_id, mine):
                           "the capacity." % (name, uuid))
 
 
+def _queue_for_providers(conn, uuids):
+    """Lock the named providers' rows before reading anything.
+
+    Writers of the same providers then take turns instead of all reading
+    the same state and all but one losing the compare-and-swap: the reads
+    that follow see what the previous lock holder committed (a new
+    statement snapshot on PostgreSQL, the first consistent read on
+    MySQL). SQLite's write transactions are already one at a time. The
+    swap in _bump_providers still guards correctness on its own."""
+    if uuids and conn.dialect.name != 'sqlite':
+        conn.execute(sa.select(_RP.c.id)
+                     .where(_RP.c.uuid.in_(sorted(uuids)))
+                     .order_by(_RP.c.id).with_for_update())
+
+
 def _bump_providers(conn, providers):
     """+1 on each provider, but only if none changed since it was read."""
     if not providers:
@@ -271,15 +288,16 @@ def replace(conn, writes, messages=None):
     Raises the API's 400/409 errors, or ``Retry`` when another writer
     changed an involved provider or consumer since it was read."""
     messages = messages or Messages()
-    # Projects, users and types first: a concurrent request creating the
-    # same project waits here, before either holds a provider row lock.
+    named = _named_providers(writes)
+    _queue_for_providers(conn, named)
+    # Before the first consistent read, so that on MySQL the snapshot
+    # starts after the provider locks are ours.
     ids = _identity_ids(conn, writes)
     existing, current = consumer_obj.load_with_allocations(
         conn, [w.uuid for w in writes])
     for write in writes:
         consumer_obj.check_generation(write.uuid, existing.get(write.uuid),
                                       write.generation)
-    named = _named_providers(writes)
     # Emptied consumers' old providers are bumped too (spec §3.2).
     emptied = {w.uuid for w in writes if not w.allocations}
     touched = {r['provider_uuid'] for r in current
