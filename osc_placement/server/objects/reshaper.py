@@ -37,9 +37,9 @@ def _providers(conn, uuids):
     return {row['uuid']: row for row in rows}
 
 
-def _check_providers(providers, entries):
-    """In body order: the provider exists, and the client's generation is
-    current."""
+def _check_entries(providers, class_ids, entries):
+    """In body order, as upstream: the provider exists, the client's
+    generation is current, and its classes exist."""
     for entry in entries:
         provider = providers.get(entry.uuid)
         if provider is None:
@@ -53,6 +53,9 @@ def _check_providers(providers, entries):
                 'actual: %s, given: %s' % (entry.uuid, provider['generation'],
                                            entry.given_generation),
                 code=errors.CONCURRENT_UPDATE)
+        for name in entry.records:
+            if name not in class_ids:
+                raise errors.BadRequest(UNKNOWN_CLASS % name)
 
 
 def _current_inventories(conn, provider_ids):
@@ -89,9 +92,9 @@ def reshape(conn, entries, writes):
     """``entries``: ProviderInventory list in body order; ``writes``: the
     allocation ConsumerWrites."""
     providers = _providers(conn, [e.uuid for e in entries])
-    _check_providers(providers, entries)
-    names = sorted({name for e in entries for name in e.records})
-    class_ids = resource_class.require_ids(conn, names, UNKNOWN_CLASS)
+    class_ids = resource_class.ids_for(
+        conn, sorted({name for e in entries for name in e.records}))
+    _check_entries(providers, class_ids, entries)
     new = {e.uuid: {class_ids[n]: inv_obj.with_defaults(r)
                     for n, r in e.records.items()} for e in entries}
     current = _current_inventories(conn, [p['id'] for p in
