@@ -101,6 +101,17 @@ class TestLostRace(AllocationTestCase):
         _, allocations = self.call('GET', '/allocations/' + consumer)
         self.assertEqual({'allocations': {}}, allocations)
 
+    def test_retry_count_comes_from_the_configuration(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            'sqlite:///%s/p.db' % tmp, enforce_new_defaults=False,
+            allocation_conflict_retry_count=1))
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        attempts = self._stale_reads(stale_attempts=100)
+        status, _ = self.claim({rp: {'VCPU': 1}})
+        self.assertEqual(409, status)
+        self.assertEqual(2, len(attempts))
+
 
 class TestStatementBudget(AllocationTestCase):
     """One write is a fixed handful of statements, however many
