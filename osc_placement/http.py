@@ -41,6 +41,7 @@ class SessionClient:
         self.ks_filter = ks_filter
         self._requested_version = api_version
         self._negotiated_version = None
+        self._ceiling = None
 
     @property
     def api_version(self):
@@ -48,7 +49,22 @@ class SessionClient:
             return self._requested_version
         if self._negotiated_version is None:
             self._negotiated_version = self._negotiate()
-        return self._negotiated_version
+        if self._ceiling is None:
+            return self._negotiated_version
+        return min(self._negotiated_version, self._ceiling,
+                   key=version._as_version)
+
+    @property
+    def negotiating(self):
+        """True when the user left the version to negotiation."""
+        return self._requested_version in version.NEGOTIATE_VERSIONS
+
+    def limit_negotiated_version(self, ceiling):
+        """Use at most ``ceiling`` when the version is negotiated.
+
+        An explicitly requested version is never changed.
+        """
+        self._ceiling = ceiling
 
     def request(self, method, url, **kwargs):
         """Send a request at the client's microversion; return the response.

@@ -64,6 +64,14 @@ MAX_VERSION = SUPPORTED_MICROVERSIONS[-1]
 # Upstream's name for the negotiation cap; with no gaps it is the maximum.
 MAX_VERSION_NO_GAP = MAX_VERSION
 
+# Upstream osc-placement negotiates at most 1.29. From 1.38 allocations need
+# a consumer type and allocation and usage output gains consumer types, so a
+# script written for upstream (no --consumer-type, parsing -f value columns)
+# would break if a negotiated 1.38+ changed those commands. Those commands
+# therefore run at most at this version when negotiating, unless the user
+# asks for a consumer-type feature; an explicit version is always honoured.
+COMPATIBLE_NEGOTIATION_CEILING = '1.37'
+
 _VERSION_RE = re.compile(r'^(\d)\.(\d+)$')
 
 

@@ -67,3 +67,24 @@ osc resource provider trait list "$host"
 osc resource provider aggregate list "$host"
 osc resource provider set "$host" --name compute-1.example.org
 osc resource provider show "$host"
+
+# Schedule an instance: ask for candidates, claim one, look at usage.
+osc allocation candidate list --resource VCPU=2 --resource MEMORY_MB=4096 \
+    --resource DISK_GB=20 --limit 3
+instance=$(python -c 'import uuid; print(uuid.uuid4())')
+project=$(python -c 'import uuid; print(uuid.uuid4())')
+user=$(python -c 'import uuid; print(uuid.uuid4())')
+osc resource provider allocation set "$instance" \
+    --allocation "rp=$numa0,VCPU=2,MEMORY_MB=4096" \
+    --allocation "rp=$host,DISK_GB=20" \
+    --project-id "$project" --user-id "$user"
+osc resource provider allocation show "$instance"
+osc resource provider usage show "$numa0"
+osc resource usage show "$project"
+osc resource provider inventory list "$numa0"
+
+# A provider in use cannot be deleted; freeing it first makes it possible.
+osc resource provider delete "$numa0" || true
+osc resource provider allocation delete "$instance"
+osc resource provider delete "$numa0"
+osc resource provider list

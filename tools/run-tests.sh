@@ -64,6 +64,10 @@ run_suite() {
         tail -40 "$log"
         f=1   # the suite did not even load: count it as a failure
     fi
+    if [ "${f:-0}" -gt 0 ]; then
+        # The details of each failure, so a red CI log says what broke.
+        stestr failing 2>&1 | head -300
+    fi
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
     skipped=$((skipped + ${s:-0}))
     if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then

@@ -13,14 +13,24 @@ class PlacementCommand(version.CheckerMixin):
     """
 
     min_version = version.MIN_VERSION
+    # Commands whose required options or columns change above what upstream
+    # negotiates set this (see version.COMPATIBLE_NEGOTIATION_CEILING).
+    negotiation_ceiling = None
 
     @property
     def placement(self):
         return self.app.client_manager.placement
 
     def run(self, parsed_args):
+        if self.negotiation_ceiling and not self.uses_newer_features(
+                parsed_args):
+            self.placement.limit_negotiated_version(self.negotiation_ceiling)
         self.check_version(version.ge(self.min_version))
         return super().run(parsed_args)
+
+    def uses_newer_features(self, parsed_args):
+        """True when an option asks for what lies above the ceiling."""
+        return False
 
     def get_json(self, url, **params):
         """GET ``url`` (with query ``params``) and return the JSON body."""
@@ -250,3 +260,17 @@ def _is_terminal(stream):
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def at_least(ver, first):
+    """True when microversion ``ver`` is ``first`` or newer."""
+    return version.compare(ver, version.ge(first), exc=False)
+
+
+def available_at(table, ver):
+    """The names in ``table`` that microversion ``ver`` has.
+
+    ``table`` is a sequence of ``(name, first microversion)`` pairs, e.g. a
+    command's columns and the version that added each; order is kept.
+    """
+    return tuple(name for name, first in table if at_least(ver, first))

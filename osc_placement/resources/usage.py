@@ -70,12 +70,21 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
     consumer type, with the columns ``consumer_type, resource_class, usage,
     consumer_count``: one row per consumer type and resource class, where
     ``consumer_count`` is the number of consumers of that type.
-    Consumers created without a type are reported as ``unknown``.
+    Consumers created without a type are reported as ``unknown``. When the
+    version is negotiated (the default) it stops at 1.37 unless
+    ``--consumer-type`` is given, so the output keeps upstream's two columns
+    for scripts written for upstream osc-placement.
 
     This command requires at least ``--os-placement-api-version 1.9``.
     """
 
     min_version = '1.9'
+    # A negotiated version keeps upstream's two columns unless the consumer
+    # type is asked for (see version.COMPATIBLE_NEGOTIATION_CEILING).
+    negotiation_ceiling = version.COMPATIBLE_NEGOTIATION_CEILING
+
+    def uses_newer_features(self, parsed_args):
+        return parsed_args.consumer_type is not None
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -66,8 +66,11 @@ FEATURES = {
     'delete_all_inventories': (1, 5),
     'traits': (1, 6),
     'rc_put_create': (1, 7),
+    'allocation_project_user': (1, 8),
     'usages': (1, 9),
     'allocations_link': (1, 11),
+    'dict_allocations': (1, 12),
+    'multi_consumer_allocations': (1, 13),
     'nested': (1, 14),
     'cache_headers': (1, 15),
     'required_filter': (1, 18),
@@ -77,6 +80,8 @@ FEATURES = {
     'error_codes': (1, 23),
     'multi_member_of': (1, 24),
     'reserved_eq_total': (1, 26),
+    'consumer_generations': (1, 28),
+    'reshaper': (1, 30),
     'forbidden_aggregates': (1, 32),
     'reparent': (1, 37),
     'consumer_types': (1, 38),
@@ -123,9 +128,17 @@ def _requested_value(header):
     return value
 
 
+# WebOb's 406 template, which upstream's microversion middleware renders
+# around its message (JSON is the only content type offered).
+_NOT_ACCEPTABLE_TEMPLATE = (
+    'The resource could not be generated that was acceptable to your '
+    'browser (content of type application/json. \n\n %s')
+
+
 def _not_acceptable(value):
-    err = errors.NotAcceptable(
-        'Invalid microversion: Unacceptable version header: %s' % value)
+    err = errors.NotAcceptable(_NOT_ACCEPTABLE_TEMPLATE % (
+        'Invalid microversion: Unacceptable version header: %s' % value))
+    err.explained = False
     err.extra = {'max_version': str(MAX_VERSION),
                  'min_version': str(MIN_VERSION)}
     return err

@@ -155,7 +155,8 @@ def _insert_id(conn, table, **values):
 def _seed_allocations(db):
     """A provider with VCPU/DISK_GB inventory and two consumers using it.
 
-    Allocation routes come later; until then the rows go in directly.
+    The rows go in directly, so usage tests do not depend on the
+    allocation routes they are not about.
     RP_UUID: VCPU 8, DISK_GB 100 (reserved 10). CONSUMER_UUID (project
     PROJECT_ID, user USER_ID, type INSTANCE) uses VCPU 2 + DISK_GB 20;
     ALT consumer (same project, user 'other', no type) uses VCPU 1.

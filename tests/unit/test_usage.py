@@ -112,11 +112,26 @@ class TestProjectUsage(commands.CommandTestCase):
                          'version 1.37; requires at least version 1.38',
                          result.stderr.strip())
 
-    def test_negotiated_1_38_shows_consumer_types(self):
+    def test_negotiated_version_keeps_upstream_columns(self):
+        # Scripts written for upstream (which negotiates at most 1.29)
+        # parse two columns; a negotiated 1.39 must not change that.
+        self.transport.get(commands.fakes.ROOT,
+                           json=commands.fakes.root_document())
+        self.transport.get(USAGES_URL, json={'usages': {'VCPU': 2}})
+        result = self.run_cmd('resource', 'usage', 'show', UUID1,
+                              '-f', 'json', version=None)
+        self.assert_ok(result)
+        self.assertEqual([{'resource_class': 'VCPU', 'usage': 2}],
+                         self.json_out(result))
+        self.assertEqual(['placement 1.39', 'placement 1.37'],
+                         self.versions())
+
+    def test_negotiated_with_consumer_type_shows_consumer_types(self):
         self.transport.get(commands.fakes.ROOT, status_code=406,
                            json=commands.fakes.not_acceptable('1.38'))
         self.transport.get(USAGES_URL, json=BY_TYPE)
         result = self.run_cmd('resource', 'usage', 'show', UUID1,
+                              '--consumer-type', 'INSTANCE',
                               '-f', 'json', version=None)
         self.assert_ok(result)
         self.assertEqual('consumer_type', list(self.json_out(result)[0])[0])
