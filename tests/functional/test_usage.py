@@ -164,6 +164,31 @@ class TestProjectUsage_1_38(ConsumerTypeUsageTests, base.FunctionalTestCase):
     VERSION = '1.38'
 
 
-class TestProjectUsageNegotiated(ConsumerTypeUsageTests,
+class TestProjectUsageNegotiated(ProjectUsageSetUp,
                                  base.FunctionalTestCase):
-    VERSION = None
+    """Negotiated, the command stays at 1.37 (upstream's two columns) unless
+    --consumer-type asks for 1.38; an explicit version is honoured."""
+
+    def test_negotiated_keeps_upstream_columns(self):
+        calls = self.record_requests()
+        rows = self.usage(self.project)
+        self.assertEqual(['resource_class', 'usage'], list(rows[0]))
+        self.assertEqual({'VCPU': 7, 'MEMORY_MB': 3072, 'DISK_GB': 100},
+                         by_class(rows))
+        self.assertEqual(
+            [('GET', '/', 'placement 1.39'),
+             ('GET', '/usages?project_id=' + self.project,
+              'placement 1.37')], calls)
+
+    def test_consumer_type_lifts_the_ceiling(self):
+        calls = self.record_requests()
+        rows = self.usage(self.project, '--consumer-type', 'INSTANCE')
+        self.assertEqual(ConsumerTypeUsageTests.COLUMNS, list(rows[0]))
+        self.assertEqual({('INSTANCE', 'VCPU'): (6, 2),
+                          ('INSTANCE', 'MEMORY_MB'): (3072, 2)},
+                         ConsumerTypeUsageTests.by_type(rows))
+        self.assertEqual('placement 1.39', calls[-1][2])
+
+
+class TestProjectUsage_1_39(ConsumerTypeUsageTests, base.FunctionalTestCase):
+    VERSION = '1.39'
