@@ -68,7 +68,6 @@ def _provider_summary(uuid, snap, version, shown_classes):
     if version >= SUMMARY_TRAITS:
         summary['traits'] = sorted(snap.traits_of(uuid))
     if version >= SUMMARY_TREE:
-        provider = snap.providers[uuid]
-        summary['parent_provider_uuid'] = provider.parent_uuid
-        summary['root_provider_uuid'] = provider.root_uuid
+        summary['parent_provider_uuid'] = snap.parent(uuid)
+        summary['root_provider_uuid'] = snap.root(uuid)
     return summary

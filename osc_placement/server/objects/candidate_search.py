@@ -23,6 +23,21 @@ Semantics follow upstream Placement (spec 4.3.2):
   (same amounts per provider and class, same mappings) collapse to one;
 * before 1.29, candidates taking resources from two providers of one tree
   are dropped.
+
+Deliberate differences from upstream (all where upstream is accidental):
+
+* Upstream keeps the unsuffixed group's options in a set whose equality
+  ignores the anchor, so an option served wholly by a sharing provider
+  survives for one arbitrary anchor only; combined with suffixed groups
+  that loses candidates on the other trees. Every anchor is kept here.
+* ``max_allocation_candidates`` counts candidates that passed every filter
+  (including the pre-1.29 one-provider-per-tree rule); upstream counts
+  before that rule, so it can return fewer.
+* Before 1.29 with a limit, summaries list the providers the returned
+  candidates use; upstream also lists providers of dropped candidates that
+  share a tree with a kept one.
+* Entry points and data shapes: see ``Snapshot``, ``SliceSpec``,
+  ``snapshot_needs``, ``search`` and ``SearchOptions``.
 """
 
 import collections
@@ -137,7 +152,8 @@ class Snapshot:
         return snap
 
     def root(self, uuid):
-        return self.providers[uuid].root_uuid
+        # A root may come with root_uuid unset; it is its own root.
+        return self.providers[uuid].root_uuid or uuid
 
     def parent(self, uuid):
         return self.providers[uuid].parent_uuid
@@ -153,13 +169,6 @@ class Snapshot:
 
     def is_sharing(self, uuid):
         return SHARING_TRAIT in self.traits_of(uuid)
-
-    def anchors_of(self, uuid):
-        """Roots a provider's resources may be combined with."""
-        anchors = {self.root(uuid)}
-        if self.is_sharing(uuid):
-            anchors |= self.anchors.get(uuid, frozenset())
-        return anchors
 
 
 def _group_rows(rows):
@@ -192,18 +201,29 @@ def compute_anchors(snap):
 class SliceSpec:
     """What a request can possibly use; the SQL layer fetches this slice.
 
-    1. For each class in ``min_amounts``: providers whose inventory of that
-       class can take at least that amount (capacity, min/max unit checked
-       per group later, so a loose superset is fine).
-    2. ``positive_filter_providers``: when True, also providers matching a
-       resourceless group (traits in ``traits`` / aggregates in
-       ``aggregates``).
-    3. The roots of all those providers, plus the anchors of the sharing
-       providers among them (``anchors_for_sharing_providers``), plus the
-       roots of the ``in_tree`` providers.
-    4. Every provider of those trees, with all inventories (and usage),
-       all traits and all aggregates (summaries show all classes at 1.27+
-       and all traits; member_of looks at roots).
+    A few set-based queries, none per provider:
+
+    1. Seed providers: for each class in ``min_amounts``, the providers
+       with inventory of it and ``used + min_amount <= (total - reserved)
+       * allocation_ratio`` (one query per class, usage from the allocation
+       sums). The per-group amounts, min/max unit and step size are checked
+       by the search, so a superset is fine.
+    2. If ``positive_filter_providers``: also the providers having any
+       trait in ``traits`` or any aggregate in ``aggregates`` (resourceless
+       groups match providers without inventory).
+    3. Anchor rows ``(sharing uuid, anchor root uuid)`` for the seed
+       providers carrying MISC_SHARES_VIA_AGGREGATE (upstream's
+       anchors_for_sharing_providers: roots of every provider sharing an
+       aggregate with them), and the roots of the ``in_tree`` providers.
+    4. The trees to load: roots of the seed providers, those anchors and
+       those in_tree roots. Load every provider of these trees with all
+       its inventories (with usage), traits and aggregates: summaries show
+       whole trees, all classes (1.27) and all traits, and root_required
+       and member_of look at roots.
+
+    Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
+    tests/unit/server/test_candidate_properties.py checks that a slice
+    built this way gives the same answer as the whole cloud.
     """
 
     min_amounts: dict
@@ -283,12 +303,62 @@ class _Option:
     providers: frozenset  # the providers mapped to the group's suffix
 
 
-class _GroupFilter:
-    """The trait/aggregate predicates of one group over the snapshot."""
+@dataclasses.dataclass(frozen=True)
+class _Level:
+    """One step of the walk: pick one of ``options`` for ``group``."""
 
-    def __init__(self, snap, group):
+    group: object  # request_groups.RequestGroup
+    options: list
+
+
+class _TreeIndex:
+    """Which providers can serve which anchor root, built once per search.
+
+    Options for an anchor come from its own tree and from the sharing
+    providers serving it, so the walk can build them anchor by anchor and
+    never look at trees it does not reach before ``limit``.
+    """
+
+    def __init__(self, snap):
+        self.members = collections.defaultdict(list)
+        for uuid in sorted(snap.providers):
+            self.members[snap.root(uuid)].append(uuid)
+        self.served_by = collections.defaultdict(list)
+        for uuid in sorted(snap.anchors):
+            if uuid in snap.providers and snap.is_sharing(uuid):
+                for anchor in snap.anchors[uuid]:
+                    if anchor != snap.root(uuid):
+                        self.served_by[anchor].append(uuid)
+        self.anchors = sorted(set(self.members) | set(self.served_by))
+
+    def local_providers(self, anchor):
+        return self.members.get(anchor, []) + self.served_by.get(anchor, [])
+
+
+class _GroupSearch:
+    """The options of one request group, anchor by anchor."""
+
+    def __init__(self, snap, group, index):
         self.snap = snap
         self.group = group
+        self.index = index
+        self.tree = _in_tree_root(snap, group)
+
+    def levels(self, anchor):
+        """The group's walk levels under ``anchor``: one level (one option
+        per provider) for a suffixed group, one level per class for the
+        unsuffixed group, whose required traits are checked once all its
+        classes are chosen. None if some level has no option."""
+        if self.group.use_same_provider:
+            levels = [self._single_provider_options(anchor)]
+        else:
+            levels = [self._class_options(anchor, rc)
+                      for rc in sorted(self.group.resources)]
+        if not all(levels):
+            return None
+        return [_Level(self.group, options) for options in levels]
+
+    # Predicates over one provider.
 
     def has_required_traits(self, uuid):
         traits = self.snap.traits_of(uuid)
@@ -304,124 +374,73 @@ class _GroupFilter:
     def in_forbidden_agg(self, uuid):
         return bool(self.snap.aggregates_of(uuid) & self.group.forbidden_aggs)
 
-    def single_provider_ok(self, uuid):
+    def can_take(self, uuid, rc, amount):
+        inv = self.snap.inventory(uuid, rc)
+        return inv is not None and inv.can_take(amount)
+
+    def in_tree(self, uuid):
+        return self.tree is None or self.snap.root(uuid) == self.tree
+
+    # Suffixed groups: one provider each (upstream's single-provider path).
+
+    def _single_provider_options(self, anchor):
+        return [_Option(amounts=tuple((uuid, rc, n) for rc, n
+                                      in self.group.resources.items()),
+                        providers=frozenset([uuid]))
+                for uuid in self.index.local_providers(anchor)
+                if self._single_provider_ok(uuid)]
+
+    def _single_provider_ok(self, uuid):
+        if self.group.resources:
+            if not (self.in_tree(uuid) and all(
+                    self.can_take(uuid, rc, n)
+                    for rc, n in self.group.resources.items())):
+                return False
+        elif not (self.group.required_traits or self.group.member_of):
+            # Upstream matches nothing for a resourceless group without a
+            # positive filter; in_tree is ignored for resourceless groups.
+            return False
         return (self.has_required_traits(uuid)
                 and not self.has_forbidden_trait(uuid)
                 and self.in_member_of(uuid)
                 and not self.in_forbidden_agg(uuid))
+
+    # The unsuffixed group: classes spread over the tree and sharing
+    # providers serving it (upstream's multi-provider path), one walk level
+    # per class so that capacity prunes it like any other group.
+
+    def _class_options(self, anchor, rc):
+        amount = self.group.resources[rc]
+        return [_Option(amounts=((uuid, rc, amount),),
+                        providers=frozenset([uuid]))
+                for uuid in self.index.local_providers(anchor)
+                # A provider with a forbidden trait fails every choice.
+                if not self.has_forbidden_trait(uuid)
+                and self.can_take(uuid, rc, amount)
+                and self._pair_ok(uuid, anchor)]
+
+    def _pair_ok(self, uuid, anchor):
+        if self.snap.root(uuid) == anchor:
+            if not self.in_tree(uuid):
+                return False
+        elif self.tree is not None or not self.in_member_of(uuid):
+            # in_tree disables sharing; with member_of, a sharing provider
+            # must itself be in the aggregates to serve other trees.
+            return False
+        if self.group.member_of and not (self.in_member_of(uuid)
+                                         or self.in_member_of(anchor)):
+            return False
+        return not (self.in_forbidden_agg(uuid)
+                    or self.in_forbidden_agg(anchor))
 
 
 def _in_tree_root(snap, group):
     """The root in_tree names; None without in_tree; '' if unknown."""
     if not group.in_tree:
         return None
-    provider = snap.providers.get(group.in_tree)
-    return provider.root_uuid if provider else ''
-
-
-def _single_provider_options(snap, group, anchor_ok):
-    """Suffixed group: {anchor: [_Option]} (upstream's Path B)."""
-    filt = _GroupFilter(snap, group)
-    if group.resources:
-        uuids = _providers_taking_all(snap, group)
-    else:
-        uuids = _resourceless_matches(snap, filt)
-    by_anchor = collections.defaultdict(list)
-    for uuid in uuids:
-        if not filt.single_provider_ok(uuid):
-            continue
-        option = _Option(
-            amounts=tuple((uuid, rc, n) for rc, n in group.resources.items()),
-            providers=frozenset([uuid]))
-        for anchor in snap.anchors_of(uuid):
-            if anchor_ok(anchor):
-                by_anchor[anchor].append(option)
-    return by_anchor
-
-
-def _providers_taking_all(snap, group):
-    tree = _in_tree_root(snap, group)
-    for uuid in snap.providers:
-        if tree is not None and snap.root(uuid) != tree:
-            continue
-        if all(_can_take(snap, uuid, rc, n)
-               for rc, n in group.resources.items()):
-            yield uuid
-
-
-def _resourceless_matches(snap, filt):
-    # Upstream matches nothing unless a positive filter (required traits or
-    # member_of) is given; in_tree is ignored for resourceless groups.
-    if not (filt.group.required_traits or filt.group.member_of):
-        return []
-    return list(snap.providers)
-
-
-def _can_take(snap, uuid, rc, amount):
-    inv = snap.inventory(uuid, rc)
-    return inv is not None and inv.can_take(amount)
-
-
-def _spread_options(snap, group, anchor_ok):
-    """Unsuffixed group: {anchor: [_Option]} (upstream's Path A)."""
-    filt = _GroupFilter(snap, group)
-    per_class = [_class_pairs(snap, group, filt, rc, n, anchor_ok)
-                 for rc, n in sorted(group.resources.items())]
-    anchors = set.intersection(*(set(pairs) for pairs in per_class))
-    by_anchor = {}
-    for anchor in anchors:
-        options = list(_spread_options_for(snap, group, filt,
-                                           [pairs[anchor]
-                                            for pairs in per_class]))
-        if options:
-            by_anchor[anchor] = options
-    return by_anchor
-
-
-def _class_pairs(snap, group, filt, rc, amount, anchor_ok):
-    """{anchor: [providers]} able to give ``amount`` of ``rc``."""
-    tree = _in_tree_root(snap, group)
-    pairs = collections.defaultdict(list)
-    for uuid in snap.providers:
-        if filt.has_forbidden_trait(uuid):
-            continue  # no tuple holding it can pass the trait check
-        if not _can_take(snap, uuid, rc, amount):
-            continue
-        for anchor in _spread_anchors(snap, filt, uuid, tree):
-            if anchor_ok(anchor) and _spread_aggs_ok(filt, uuid, anchor):
-                pairs[anchor].append(uuid)
-    return pairs
-
-
-def _spread_anchors(snap, filt, uuid, tree):
-    root = snap.root(uuid)
-    if tree is not None:
-        # in_tree disables sharing for the unsuffixed group.
-        return [root] if root == tree else []
-    anchors = {root}
-    if snap.is_sharing(uuid) and filt.in_member_of(uuid):
-        anchors |= snap.anchors.get(uuid, frozenset())
-    return anchors
-
-
-def _spread_aggs_ok(filt, uuid, anchor):
-    if filt.group.member_of and not (filt.in_member_of(uuid)
-                                     or filt.in_member_of(anchor)):
-        return False
-    return not (filt.in_forbidden_agg(uuid) or filt.in_forbidden_agg(anchor))
-
-
-def _spread_options_for(snap, group, filt, provider_lists):
-    classes = sorted(group.resources)
-    for choice in itertools.product(*provider_lists):
-        used = set(choice)
-        traits = set().union(*(snap.traits_of(u) for u in used))
-        if not all(any_of & traits for any_of in group.required_traits):
-            continue
-        yield _Option(
-            amounts=tuple((uuid, rc, group.resources[rc])
-                          for uuid, rc in zip(choice, classes)),
-            providers=frozenset(used))
+    if group.in_tree not in snap.providers:
+        return ''
+    return snap.root(group.in_tree)
 
 
 def _root_filter(snap, request):
@@ -436,47 +455,30 @@ def _root_filter(snap, request):
     return anchor_ok
 
 
-def group_options(snap, request):
-    """[(group, {anchor: [_Option]})] in request order, or None when some
-    group has no option at all (the answer is then empty)."""
-    anchor_ok = _root_filter(snap, request)
-    result = []
-    for group in request.groups:
-        if group.use_same_provider:
-            by_anchor = _single_provider_options(snap, group, anchor_ok)
-        else:
-            by_anchor = _spread_options(snap, group, anchor_ok)
-        if not by_anchor:
-            return None
-        result.append((group, by_anchor))
-    return result
-
-
 # --------------------------------------------------------------------------
 # Combining groups under one anchor
 
 
 class _Combiner:
-    """Depth-first walk over one option per group for one anchor, pruning
-    partial combinations that can no longer become valid."""
+    """Depth-first walk choosing one option per level for one anchor,
+    pruning partial combinations that can no longer become valid."""
 
-    def __init__(self, snap, request, groups, option_lists):
+    def __init__(self, snap, request, levels):
         self.snap = snap
-        self.groups = groups
-        self.option_lists = option_lists
+        self.levels = levels
+        self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
-        self.subtree_checks = _subtree_checkpoints(groups,
-                                                   request.same_subtrees)
+        self.checks = _checkpoints(self.groups, request.same_subtrees)
 
     def walk(self):
         yield from self._extend(0, [], collections.Counter())
 
     def _extend(self, depth, chosen, sums):
-        if depth == len(self.groups):
+        if depth == len(self.levels):
             yield _make_candidate(self.groups, chosen, sums)
             return
-        for option in self.option_lists[depth]:
+        for option in self.levels[depth].options:
             new_sums = self._add(sums, option)
             if new_sums is None:
                 continue
@@ -499,8 +501,13 @@ class _Combiner:
             return False
         if not self.nested_aware and not self._one_provider_per_tree(chosen):
             return False
-        return all(self._same_subtree(chosen, suffixes)
-                   for suffixes in self.subtree_checks[depth])
+        for check in self.checks[depth]:
+            if check == '':
+                if not self._spread_traits_ok(chosen):
+                    return False
+            elif not self._same_subtree(chosen, check):
+                return False
+        return True
 
     def _isolated(self, chosen):
         providers = [next(iter(opt.providers))
@@ -517,6 +524,17 @@ class _Combiner:
                 root_of[uuid] = self.snap.root(uuid)
         return len(root_of) == len(set(root_of.values()))
 
+    def _spread_traits_ok(self, chosen):
+        # The unsuffixed group's required traits are met collectively by
+        # the providers supplying its classes (not by the rest of the tree).
+        required, traits = (), set()
+        for group, option in zip(self.groups, chosen):
+            if not group.use_same_provider:
+                required = group.required_traits
+                for uuid in option.providers:
+                    traits |= self.snap.traits_of(uuid)
+        return all(any_of & traits for any_of in required)
+
     def _same_subtree(self, chosen, suffixes):
         uuids = set()
         for group, option in zip(self.groups, chosen):
@@ -525,12 +543,19 @@ class _Combiner:
         return _one_is_ancestor_of_all(self.snap, uuids)
 
 
-def _subtree_checkpoints(groups, same_subtrees):
-    """For each depth, the same_subtree sets complete at that depth."""
-    position = {group.suffix: i for i, group in enumerate(groups)}
+def _checkpoints(groups, same_subtrees):
+    """For each depth of the walk, the checks decidable from there on:
+    each same_subtree set (a frozenset of suffixes) once all its groups are
+    chosen, and '' (the unsuffixed group's traits) once all its classes
+    are."""
+    last = {}
+    for depth, group in enumerate(groups):
+        last[group.suffix] = depth
     checks = [[] for _ in groups]
     for suffixes in same_subtrees:
-        checks[max(position[s] for s in suffixes)].append(suffixes)
+        checks[max(last[s] for s in suffixes)].append(suffixes)
+    if '' in last:
+        checks[last['']].append('')
     return checks
 
 
@@ -563,7 +588,7 @@ def _make_candidate(groups, chosen, sums):
                               for suffix, uuids in mappings.items())))
 
 
-def _tree_can_cover(snap, groups, option_lists):
+def _tree_can_cover(snap, groups, levels):
     """Cheap necessary condition: for every class, the free capacity of all
     distinct providers offering it under this anchor covers the summed
     demand of all groups. A tree failing it never enters the product."""
@@ -571,8 +596,8 @@ def _tree_can_cover(snap, groups, option_lists):
     for group in groups:
         demand.update(group.resources)
     offered = collections.defaultdict(set)
-    for options in option_lists:
-        for option in options:
+    for level in levels:
+        for option in level.options:
             for uuid, rc, _ in option.amounts:
                 offered[rc].add(uuid)
     for rc, needed in demand.items():
@@ -583,38 +608,57 @@ def _tree_can_cover(snap, groups, option_lists):
     return True
 
 
-def _anchor_walks(snap, request, per_group):
-    """One lazy generator of candidates per viable anchor."""
-    groups = [group for group, _ in per_group]
-    anchors = set.intersection(*(set(by_anchor)
-                                 for _, by_anchor in per_group))
-    walks = []
-    for anchor in sorted(anchors):
-        option_lists = [by_anchor[anchor] for _, by_anchor in per_group]
-        if _tree_can_cover(snap, groups, option_lists):
-            walks.append(_Combiner(snap, request, groups,
-                                   option_lists).walk())
-    return walks
+def _anchor_walks(snap, request):
+    """Lazily, one generator of candidates per viable anchor root."""
+    index = _TreeIndex(snap)
+    searches = [_GroupSearch(snap, group, index) for group in request.groups]
+    anchor_ok = _root_filter(snap, request)
+    for anchor in index.anchors:
+        if not anchor_ok(anchor):
+            continue
+        levels = []
+        for group_search in searches:
+            group_levels = group_search.levels(anchor)
+            if group_levels is None:
+                break  # a group that cannot fit ends this anchor
+            levels += group_levels
+        else:
+            if _tree_can_cover(snap, request.groups, levels):
+                yield _Combiner(snap, request,
+                                _most_constrained_first(levels)).walk()
+
+
+def _most_constrained_first(levels):
+    """Walk the levels with the fewest options first: a branch that must
+    fail fails near the root instead of after many levels. The answer is a
+    set, so the order of the walk does not change it."""
+    return sorted(levels, key=lambda level: len(level.options))
 
 
 def _round_robin(generators):
-    active = collections.deque(generators)
+    """a1, b1, c1, a2, b2, ... pulling generators lazily on the first
+    round, so a limit reached early never builds the later ones."""
+    active = collections.deque()
+    for generator in generators:
+        for item in generator:
+            yield item
+            active.append(generator)
+            break
     while active:
         generator = active.popleft()
-        try:
-            yield next(generator)
-        except StopIteration:
-            continue
-        active.append(generator)
+        for item in generator:
+            yield item
+            active.append(generator)
+            break
 
 
-def _all_walks(snap, request, per_group, strategy):
-    walks = _anchor_walks(snap, request, per_group)
+def _all_walks(snap, request, strategy):
+    if strategy not in (DEPTH_FIRST, BREADTH_FIRST):
+        raise ValueError("Strategy '%s' not recognized" % strategy)
+    walks = _anchor_walks(snap, request)
     if strategy == DEPTH_FIRST:
         return itertools.chain.from_iterable(walks)
-    if strategy == BREADTH_FIRST:
-        return _round_robin(walks)
-    raise ValueError("Strategy '%s' not recognized" % strategy)
+    return _round_robin(walks)
 
 
 # --------------------------------------------------------------------------
@@ -628,11 +672,7 @@ def search(snap, request, options=SearchOptions()):
     and the providers the response must summarise. Class and trait names
     are assumed valid (``request.validate_names`` ran first).
     """
-    per_group = group_options(snap, request)
-    if per_group is None:
-        return SearchResult([], set())
-    candidates = _collect(_all_walks(snap, request, per_group,
-                                     options.strategy),
+    candidates = _collect(_all_walks(snap, request, options.strategy),
                           _stop_after(request, options))
     candidates = _apply_limit(candidates, request.limit, options)
     return SearchResult(candidates, _summary_providers(snap, request,
@@ -678,5 +718,4 @@ def _summary_providers(snap, request, candidates):
         # Before 1.29 summaries list only providers a candidate uses.
         return used
     roots = {snap.root(uuid) for uuid in used}
-    return {uuid for uuid, prov in snap.providers.items()
-            if prov.root_uuid in roots}
+    return {uuid for uuid in snap.providers if snap.root(uuid) in roots}

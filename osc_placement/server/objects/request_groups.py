@@ -140,8 +140,9 @@ def _check_classes_exist(resources, known_classes, prefix):
 
 
 def _check_traits_exist(trait_sets, known_traits, prefix=''):
+    # ``known_traits`` only needs ``in``: a set, or a DB-backed lookup.
     for names in trait_sets:
-        missing = sorted(set(names) - set(known_traits))
+        missing = sorted(name for name in names if name not in known_traits)
         if missing:
             raise errors.BadRequest(
                 '%sNo such trait(s): %s.' % (prefix, ', '.join(missing)))

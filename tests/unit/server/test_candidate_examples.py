@@ -5,6 +5,8 @@ import uuid as uuid_lib
 
 import testtools
 
+from osc_placement.server import errors
+from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
@@ -345,6 +347,37 @@ class TestWideTree(testtools.TestCase):
         result, _ = run(wide_tree(), single_unit_groups(6, 'isolate'))
         self.assertEqual(20160, len(result.candidates))
 
+    def test_constrained_group_walked_first(self):
+        # Only child0 has the trait group 8 needs; the other seven groups
+        # share the remaining seven children: 7! answers.
+        builder = CloudBuilder().add('root', inv={'VCPU': 8})
+        for i in range(8):
+            builder.add('child%d' % i, parent='root', inv={'CUSTOM_X': 1},
+                        traits=['CUSTOM_T'] if i == 0 else [])
+        pairs = single_unit_groups(8) + [('required8', 'CUSTOM_T')]
+        result, _ = run(builder.snapshot(), pairs + [('limit', '5')])
+        self.assertEqual(5, len(result.candidates))
+        result, _ = run(builder.snapshot(), pairs)
+        self.assertEqual(5040, len(result.candidates))
+        for cand in result.candidates:
+            self.assertEqual([uid('child0')], cand.mapping_dict()['8'])
+
+    def test_unsuffixed_group_over_many_classes_stops_at_limit(self):
+        # 8 ** 6 spreads of six classes over eight children; only ten are
+        # built.
+        classes = ['CUSTOM_%s' % c for c in 'ABCDEF']
+        builder = CloudBuilder().add('root')
+        for i in range(8):
+            builder.add('child%d' % i, parent='root',
+                        inv={rc: 1 for rc in classes},
+                        traits=['CUSTOM_T'] if i == 7 else [])
+        pairs = [('resources', ','.join(rc + ':1' for rc in classes)),
+                 ('required', 'CUSTOM_T'), ('limit', '10')]
+        result, _ = run(builder.snapshot(), pairs)
+        self.assertEqual(10, len(result.candidates))
+        for cand in result.candidates:
+            self.assertIn(uid('child7'), cand.mapping_dict()[''])
+
     def test_more_groups_than_children_is_empty(self):
         result, _ = run(wide_tree(), single_unit_groups(9))
         self.assertEqual([], result.candidates)
@@ -385,6 +418,10 @@ class TestOptions(testtools.TestCase):
     def test_max_zero_still_yields_one(self):
         result, _ = run(two_hosts(), self.pairs, max_candidates=0)
         self.assertEqual(1, len(result.candidates))
+
+    def test_round_robin_order_is_upstreams(self):
+        order = cs._round_robin(iter(x) for x in ['ABC', 'D', '', 'EF'])
+        self.assertEqual('ADEBFC', ''.join(order))
 
     def test_unknown_strategy(self):
         self.assertRaises(ValueError, run, two_hosts(), self.pairs,
@@ -493,3 +530,45 @@ class TestResponse(testtools.TestCase):
         self.assertEqual(5, len(body['provider_summaries']))
         self.assertEqual({'DISK_GB': {'capacity': 100, 'used': 0}},
                          body['provider_summaries'][uid('cn')]['resources'])
+
+
+class TestApi(testtools.TestCase):
+
+    def call(self, pairs, classes=('VCPU', 'DISK_GB', 'MEMORY_MB')):
+        asked = []
+
+        def load(needs):
+            asked.append(needs)
+            return shared_storage()
+        body = candidate_api.list_allocation_candidates(
+            pairs, (1, 39), set(classes), {'STORAGE_DISK_SSD', SHARES}, load)
+        return body, asked
+
+    def test_pipeline(self):
+        body, asked = self.call([('resources', 'VCPU:1,DISK_GB:100'),
+                                 ('limit', '1')])
+        self.assertEqual(1, len(body['allocation_requests']))
+        self.assertEqual({'VCPU': 1, 'DISK_GB': 100}, asked[0].min_amounts)
+
+    def test_unknown_class_before_any_read(self):
+        exc = self.assertRaises(errors.BadRequest, self.call,
+                                [('resources', 'CUSTOM_NOPE:1')])
+        self.assertIn('No such resource class CUSTOM_NOPE', exc.detail)
+
+    def test_parse_error(self):
+        self.assertRaises(errors.BadRequest, self.call, [('resources', '')])
+
+
+class TestSnapshotRows(testtools.TestCase):
+
+    def test_root_without_root_uuid_is_its_own_root(self):
+        snap = cs.Snapshot.from_rows(
+            [('r', 'r', 0, None, None), ('c', 'c', 0, 'r', 'r')],
+            [('c', 'VCPU', 4, 0, 1, 4, 1, 1.0, 0)])
+        request = rg.parse_candidate_request([('resources', 'VCPU:1')],
+                                             (1, 39))
+        result = cs.search(snap, request)
+        self.assertEqual({'r', 'c'}, result.summary_providers)
+        body = cr.allocation_candidates_body(result, request, snap)
+        self.assertEqual('r', body['provider_summaries']['r'][
+            'root_provider_uuid'])

@@ -1,5 +1,7 @@
 """Parser tests: every parameter at its version boundary, every 400 text."""
 
+import hypothesis
+from hypothesis import strategies as st
 import testtools
 
 from osc_placement.server import errors
@@ -536,3 +538,49 @@ class TestProviderFilters(testtools.TestCase):
                                 {'VCPU'}, set())
         self.assertEqual('Invalid trait(s) in "required" parameter: No such '
                          'trait(s): T.', exc.detail)
+
+
+KEYS = ['resources', 'resources1', 'resources_X', 'required', 'required1',
+        'member_of', 'member_of1', 'in_tree', 'in_tree1', 'limit',
+        'group_policy', 'root_required', 'same_subtree', 'bogus']
+VALUE_PIECES = ['VCPU', ':', '1', '0', '-2', ',', '!', 'in:', ' ', 'x',
+                AGG1, RP1, '_X', 'none', 'isolate', '']
+
+
+class TestParserFuzz(testtools.TestCase):
+    """Whatever the query, the parser answers or raises BadRequest."""
+
+    @hypothesis.settings(max_examples=300, deadline=None)
+    @hypothesis.given(
+        st.lists(st.tuples(st.sampled_from(KEYS),
+                           st.lists(st.sampled_from(VALUE_PIECES),
+                                    max_size=5).map(''.join)),
+                 max_size=6),
+        st.sampled_from([(1, 10), (1, 16), (1, 22), (1, 25), (1, 31),
+                         (1, 33), (1, 35), (1, 36), (1, 39)]))
+    def test_only_bad_request(self, pairs, version):
+        try:
+            request = rg.parse_candidate_request(pairs, version)
+        except errors.BadRequest as exc:
+            self.assertEqual(400, exc.status)
+            return
+        self.assertTrue(request.groups)
+        self.assertTrue(any(group.resources for group in request.groups))
+        for group in request.groups:
+            self.assertTrue(all(n >= 1 for n in group.resources.values()))
+
+    @hypothesis.settings(max_examples=200, deadline=None)
+    @hypothesis.given(
+        st.lists(st.tuples(st.sampled_from(['resources', 'required',
+                                            'member_of', 'in_tree', 'name',
+                                            'uuid', 'bogus']),
+                           st.lists(st.sampled_from(VALUE_PIECES),
+                                    max_size=5).map(''.join)),
+                 max_size=5),
+        st.sampled_from([(1, 0), (1, 3), (1, 4), (1, 14), (1, 18), (1, 22),
+                         (1, 24), (1, 32), (1, 39)]))
+    def test_provider_filters_only_bad_request(self, pairs, version):
+        try:
+            rg.parse_provider_filters(pairs, version)
+        except errors.BadRequest as exc:
+            self.assertEqual(400, exc.status)

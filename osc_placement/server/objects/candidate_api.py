@@ -1,0 +1,32 @@
+"""``GET /allocation_candidates`` from query string to response body.
+
+The handler calls ``list_allocation_candidates`` with the query multidict,
+the request's microversion and two database hooks; everything between is
+pure. The order of the checks is upstream's: query schema and parameter
+parsing (400), group_policy (400), unknown classes/traits (400), search.
+"""
+
+from osc_placement.server.objects import candidate_response
+from osc_placement.server.objects import candidate_search
+from osc_placement.server.objects import request_groups
+
+
+def list_allocation_candidates(query, version, known_classes, known_traits,
+                               load_snapshot,
+                               options=candidate_search.SearchOptions()):
+    """Return the response body (plain dicts) or raise errors.BadRequest.
+
+    query:          list of (key, value) pairs, or dict key -> [values]
+    version:        (major, minor), at least (1, 10)
+    known_classes:  container of existing resource class names (``in``)
+    known_traits:   container of existing trait names (``in``)
+    load_snapshot:  callable(SliceSpec) -> candidate_search.Snapshot, the
+                    SQL read of the slice the request can use
+    options:        SearchOptions built from the [placement] options
+    """
+    request = request_groups.parse_candidate_request(query, version)
+    request.validate_names(known_classes, known_traits)
+    snap = load_snapshot(candidate_search.snapshot_needs(request))
+    result = candidate_search.search(snap, request, options)
+    return candidate_response.allocation_candidates_body(result, request,
+                                                         snap)
