@@ -67,6 +67,7 @@ FEATURES = {
     'traits': (1, 6),
     'rc_put_create': (1, 7),
     'usages': (1, 9),
+    'allocation_candidates': (1, 10),
     'allocations_link': (1, 11),
     'nested': (1, 14),
     'cache_headers': (1, 15),

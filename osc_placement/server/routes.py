@@ -5,6 +5,7 @@ declaration order, which is the order of the ``Allow`` header on 405.
 """
 
 from osc_placement.server.handlers import aggregate
+from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.handlers import inventory
 from osc_placement.server.handlers import resource_class
 from osc_placement.server.handlers import resource_provider
@@ -46,4 +47,5 @@ ROUTES = [
                        'PUT': trait.set_provider_traits,
                        'DELETE': trait.delete_provider_traits}),
     ('/usages', {'GET': usage.project_usages}),
+    ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
 ]

@@ -26,6 +26,12 @@ def list_allocation_candidates(query, version, known_classes, known_traits,
     """
     request = request_groups.parse_candidate_request(query, version)
     request.validate_names(known_classes, known_traits)
+    return answer(request, load_snapshot, options)
+
+
+def answer(request, load_snapshot, options=candidate_search.SearchOptions()):
+    """The body for a parsed, name-checked CandidateRequest; the server
+    calls this directly, having checked the names in its transaction."""
     snap = load_snapshot(candidate_search.snapshot_needs(request))
     result = candidate_search.search(snap, request, options)
     return candidate_response.allocation_candidates_body(result, request,
