@@ -33,7 +33,10 @@ _AGG = tables.placement_aggregates
 
 def _used():
     """Usage of the inventory row's provider and class (0 if none)."""
-    return (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+    # Cast: MySQL sums integers to DECIMAL, which JSON cannot encode.
+    total = sa.cast(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0),
+                    sa.Integer)
+    return (sa.select(total)
             .where(_ALLOC.c.resource_provider_id
                    == _INV.c.resource_provider_id,
                    _ALLOC.c.resource_class_id == _INV.c.resource_class_id)

@@ -169,7 +169,8 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok):
 
 
 @st.composite
-def requests(draw, cloud):
+def request_pairs(draw, cloud):
+    """(version, query pairs) of a random request, as a client sends it."""
     version = draw(VERSION)
     suffixes = draw(SUFFIXES) if version >= (1, 25) else ['']
     subtree = []
@@ -186,6 +187,12 @@ def requests(draw, cloud):
         pairs.append(('group_policy', draw(POLICY)))
     if version >= (1, 35) and draw(ONE_IN[5]) == 0:
         pairs.append(('root_required', draw(ROOT_REQUIRED)))
+    return version, pairs
+
+
+@st.composite
+def requests(draw, cloud):
+    version, pairs = draw(request_pairs(cloud))
     try:
         return rg.parse_candidate_request(pairs, version)
     except errors.BadRequest:
