@@ -4,7 +4,7 @@ candidate_search.Snapshot out.
 Six set-based statements whatever the cloud size, none per provider
 (candidate_search.SliceSpec spells out the contract):
 
-1. seed providers: enough free capacity for a requested class (or, for
+1. seed providers: enough capacity for a requested class (or, for
    resourceless groups, a trait or aggregate the request names), with
    their roots and whether they share via aggregate;
 2. the anchor roots of the sharing seeds;
@@ -31,6 +31,14 @@ _RPA = tables.resource_provider_aggregates
 _AGG = tables.placement_aggregates
 
 
+def _ids(values):
+    """An IN list of integer ids rendered inline: a thousand bound
+    parameters cost the driver more to convert than the database to run
+    the statement, and ids (ints from our own reads) are safe literals."""
+    return sa.bindparam(None, sorted(values), expanding=True,
+                        literal_execute=True)
+
+
 def _used():
     """Usage of the inventory row's provider and class (0 if none)."""
     # Cast: MySQL sums integers to DECIMAL, which JSON cannot encode.
@@ -51,11 +59,16 @@ def _sharing_flag(trait_id):
 
 
 def _capacity_seeds(class_ids, sharing):
-    """(id, root id, sharing) of providers with room for a minimum amount
-    of some requested class; ``class_ids`` is {class id: min amount}."""
+    """(id, root id, sharing) of providers whose capacity, ignoring usage,
+    holds a minimum amount of some requested class; ``class_ids`` is
+    {class id: min amount}.
+
+    A superset of SliceSpec's seeds (which count usage): the search checks
+    usage anyway, and the inventory statement sums usage for the loaded
+    trees, so summing it here too would read the allocations twice."""
     fits = sa.or_(*(sa.and_(_INV.c.resource_class_id == class_id,
                             (_INV.c.total - _INV.c.reserved)
-                            * _INV.c.allocation_ratio >= _used() + amount)
+                            * _INV.c.allocation_ratio >= amount)
                     for class_id, amount in class_ids.items()))
     return (sa.select(_RP.c.id, _RP.c.root_provider_id, sharing)
             .select_from(_INV.join(_RP, _RP.c.id
@@ -104,7 +117,7 @@ def _anchor_rows(conn, sharing_ids):
                                     == _RPA.c.aggregate_id)
                           .join(_RP, _RP.c.id
                                 == other.c.resource_provider_id))
-             .where(_RPA.c.resource_provider_id.in_(sorted(sharing_ids)))
+             .where(_RPA.c.resource_provider_id.in_(_ids(sharing_ids)))
              .distinct())
     return conn.execute(query).all()
 
@@ -122,7 +135,7 @@ def _tree_providers(conn, root_ids):
     trees."""
     query = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
                        _RP.c.parent_provider_id, _RP.c.root_provider_id)
-             .where(_RP.c.root_provider_id.in_(sorted(root_ids))))
+             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
     return {row[0]: row for row in conn.execute(query)}
 
 
@@ -141,7 +154,7 @@ def _inventory_rows(conn, root_ids, uuid_of):
                        _INV.c.step_size, _INV.c.allocation_ratio, _used())
              .select_from(_INV.join(_RP, _RP.c.id
                                     == _INV.c.resource_provider_id))
-             .where(_RP.c.root_provider_id.in_(root_ids)))
+             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
     rows = conn.execute(query).all()
     names = resource_class.names_for(conn, {row[1] for row in rows})
     # A row of a provider created after statement 3 is dropped: the
@@ -157,7 +170,7 @@ def _name_rows(conn, link, name_table, name_column, root_ids, uuid_of):
                                     == _link_key(link))
                           .join(_RP, _RP.c.id
                                 == link.c.resource_provider_id))
-             .where(_RP.c.root_provider_id.in_(root_ids)))
+             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
     return [(uuid_of[rp_id], name) for rp_id, name in conn.execute(query)
             if rp_id in uuid_of]
 
