@@ -11,6 +11,7 @@ OSC_PLACEMENT_TEST_DB_URL names (SQLite by default).
 import urllib.parse
 
 import hypothesis
+from hypothesis import strategies as st
 import orjson
 import testtools
 import webob
@@ -18,6 +19,7 @@ import webob
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
@@ -134,7 +136,7 @@ class TestEndpointMatchesOracle(testtools.TestCase):
         self.app = app_mod.make_app(conf, db=self.db)
 
     @SETTINGS
-    @hypothesis.given(props.clouds(), hypothesis.strategies.data())
+    @hypothesis.given(props.clouds(), st.data())
     def test_answer_equals_oracle(self, cloud, data):
         version, pairs = data.draw(props.request_pairs(cloud))
         try:
@@ -169,3 +171,36 @@ class TestEndpointMatchesOracle(testtools.TestCase):
                                  summary['root_provider_uuid'])
                 self.assertEqual(cloud.parent[uuid],
                                  summary['parent_provider_uuid'])
+
+    @SETTINGS
+    @hypothesis.given(props.forests(), st.data(), st.integers(1, 3),
+                      st.integers(1, 3))
+    def test_limited_answer_is_a_subset(self, cloud, data, limit, window):
+        """Limited requests read the slice in windows of trees (here of
+        one to three trees): the answer must still be ``limit`` of the
+        oracle's candidates with whole-tree summaries."""
+        version, pairs = data.draw(props.request_pairs(cloud))
+        if version < (1, 16):
+            hypothesis.reject()
+        try:
+            request = rg.parse_candidate_request(pairs, version)
+        except Exception:
+            hypothesis.reject()
+        expected, _ = candidate_oracle.oracle(cloud, request)
+        # Only answers larger than the limit tell windows apart.
+        hypothesis.assume(len(expected) > limit)
+        write_cloud(self.db, cloud)
+        self.patch(candidate_api, 'first_window', lambda wanted: window)
+        status, body = get_candidates(self.app, version,
+                                      pairs + [('limit', str(limit))])
+        self.assertEqual(200, status, body)
+        got = candidate_keys(body, version)
+        self.assertEqual(limit, len(got))
+        self.assertEqual(len(body['allocation_requests']), len(got))
+        self.assertTrue(got <= oracle_keys(expected, version))
+        used = {uuid for amounts, _ in got for uuid, _, _ in amounts}
+        if version >= (1, 29):
+            used = {u for u in cloud.providers
+                    if cloud.root(u) in {cloud.root(p) for p in used}}
+        self.assertEqual(used, set(body['provider_summaries']))
+        self._check_summaries(cloud, request, body['provider_summaries'])

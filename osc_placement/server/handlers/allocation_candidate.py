@@ -18,21 +18,22 @@ def list_candidates(req):
     request = request_groups.parse_candidate_request(list(req.GET.items()),
                                                      req.version)
     with req.db.read() as conn:
-        body = candidate_api.answer(
-            request, lambda spec: _load(conn, request, spec),
+        body = candidate_api.answer_in_windows(
+            request, _reader(conn, request),
             search_options(req.app.conf.placement))
     return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
 
 
-def _load(conn, request, spec):
-    """Check the request's names (upstream's 400s), then read the slice."""
+def _reader(conn, request):
+    """Check the request's names (upstream's 400s), then open its slice."""
+    spec = candidate_search.snapshot_needs(request)
     class_ids = resource_class.ids_for(conn,
                                        sorted(request.resource_class_names()))
     # The slice's traits include MISC_SHARES_VIA_AGGREGATE even when the
     # request does not name it: sharing providers are found by it.
     trait_ids = trait_obj.ids_for(conn, sorted(spec.traits))
     request.validate_names(class_ids, trait_ids)
-    return candidate_fetch.load_snapshot(conn, spec, class_ids, trait_ids)
+    return candidate_fetch.SliceReader(conn, spec, class_ids, trait_ids)
 
 
 def search_options(placement_conf):

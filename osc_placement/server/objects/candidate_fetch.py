@@ -179,22 +179,49 @@ def _link_key(link):
     return link.c.trait_id if link is _RPT else link.c.aggregate_id
 
 
-def load_snapshot(conn, spec, class_ids, trait_ids):
-    """The Snapshot for ``spec`` (a SliceSpec), read through ``conn``.
+class SliceReader:
+    """Reads the slice of one request, whole or a window of its trees.
+
+    Statements 1 and 2 run once, at construction: they are cheap (no
+    usage) and order the trees to load. ``snapshot(count)`` then loads the
+    first ``count`` trees (plus the sharing providers serving them), so a
+    request with a small ``limit`` reads a few trees instead of the cloud.
 
     class_ids: {class name: id} and trait_ids: {trait name: id} for the
     names the request uses (unknown names already rejected).
     """
-    seed_roots, sharing = _seeds(
-        conn, spec, {class_ids[rc]: amount
-                     for rc, amount in spec.min_amounts.items()},
-        {name: trait_ids[name] for name in spec.traits if name in trait_ids})
-    anchors = _anchor_rows(conn, sharing)
-    root_ids = (set(seed_roots.values()) | {root for _, root in anchors}
-                | _in_tree_roots(conn, spec.in_tree))
-    if not root_ids:
-        return candidate_search.Snapshot(providers={})
-    root_ids = sorted(root_ids)
+
+    def __init__(self, conn, spec, class_ids, trait_ids):
+        self.conn = conn
+        seed_roots, sharing = _seeds(
+            conn, spec, {class_ids[rc]: amount
+                         for rc, amount in spec.min_amounts.items()},
+            {name: trait_ids[name] for name in spec.traits
+             if name in trait_ids})
+        self.anchors = _anchor_rows(conn, sharing)
+        self.sharing_root = {rp_id: seed_roots[rp_id] for rp_id in sharing}
+        # in_tree roots first: a group confined to them matches nothing
+        # elsewhere, so a window without them would be wasted.
+        in_tree = _in_tree_roots(conn, spec.in_tree)
+        others = (set(seed_roots.values())
+                  | {root for _, root in self.anchors}) - in_tree
+        self.roots = sorted(in_tree) + sorted(others)
+
+    def snapshot(self, count=None):
+        """The Snapshot of the first ``count`` trees (all if None) and of
+        the sharing providers serving them."""
+        window = set(self.roots if count is None else self.roots[:count])
+        window |= {self.sharing_root[rp_id] for rp_id, root in self.anchors
+                   if root in window}
+        if not window:
+            return candidate_search.Snapshot(providers={})
+        return _load_trees(self.conn, window, self.anchors)
+
+    def is_whole(self, count):
+        return count is None or count >= len(self.roots)
+
+
+def _load_trees(conn, root_ids, anchors):
     providers = _tree_providers(conn, root_ids)
     uuid_of = {rp_id: row[1] for rp_id, row in providers.items()}
     return candidate_search.Snapshot.from_rows(
@@ -202,5 +229,12 @@ def load_snapshot(conn, spec, class_ids, trait_ids):
         _inventory_rows(conn, root_ids, uuid_of),
         _name_rows(conn, _RPT, _T, _T.c.name, root_ids, uuid_of),
         _name_rows(conn, _RPA, _AGG, _AGG.c.uuid, root_ids, uuid_of),
+        # Anchors outside the window are left out: the search must not
+        # walk a tree it has not loaded.
         [(uuid_of[s], uuid_of[r]) for s, r in anchors
          if s in uuid_of and r in uuid_of])
+
+
+def load_snapshot(conn, spec, class_ids, trait_ids):
+    """The whole slice for ``spec`` (a SliceSpec) as a Snapshot."""
+    return SliceReader(conn, spec, class_ids, trait_ids).snapshot()

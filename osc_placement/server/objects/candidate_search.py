@@ -673,13 +673,13 @@ def search(snap, request, options=SearchOptions()):
     are assumed valid (``request.validate_names`` ran first).
     """
     candidates = _collect(_all_walks(snap, request, options.strategy),
-                          _stop_after(request, options))
+                          stop_after(request, options))
     candidates = _apply_limit(candidates, request.limit, options)
     return SearchResult(candidates, _summary_providers(snap, request,
                                                        candidates))
 
 
-def _stop_after(request, options):
+def stop_after(request, options):
     """How many distinct candidates to generate before stopping."""
     caps = []
     if options.max_candidates >= 0:
@@ -692,11 +692,11 @@ def _stop_after(request, options):
     return min(caps) if caps else None
 
 
-def _collect(candidates, stop_after):
+def _collect(candidates, cap):
     seen = {}
     for candidate in candidates:
         seen.setdefault(candidate, None)
-        if stop_after is not None and len(seen) >= stop_after:
+        if cap is not None and len(seen) >= cap:
             break
     return list(seen)
 

@@ -344,3 +344,16 @@ def allocations_of(shown, version):
                 for item in shown['allocations']}
     return {uuid: item['resources']
             for uuid, item in shown['allocations'].items()}
+
+
+@st.composite
+def forests(draw):
+    """Like clouds(), but favouring several trees: roots come first in
+    the parent choice."""
+    cloud = draw(clouds())
+    parent = {}
+    for i, uuid in enumerate(cloud.providers):
+        parent[uuid] = draw(st.sampled_from(
+            [None] + [rp_uuid(j) for j in range(i)]))
+    cloud.parent = parent
+    return cloud
