@@ -59,7 +59,7 @@ def answer_in_windows(request, reader,
     while True:
         snap = reader.snapshot(count)
         result = candidate_search.search(snap, request, options)
-        if reader.is_whole(count) or len(result.candidates) >= wanted:
+        if reader.whole or len(result.candidates) >= wanted:
             return candidate_response.allocation_candidates_body(
                 result, request, snap)
         count *= GROWTH

@@ -4,10 +4,11 @@ candidate_search.Snapshot out.
 Six set-based statements whatever the cloud size, none per provider
 (candidate_search.SliceSpec spells out the contract):
 
-1. seed providers: enough capacity for a requested class (or, for
-   resourceless groups, a trait or aggregate the request names), with
-   their roots and whether they share via aggregate;
-2. the anchor roots of the sharing seeds;
+1. the roots (by id, the first N for a window) of the trees holding a
+   seed provider -- enough capacity for a requested class or, for
+   resourceless groups, a trait or aggregate the request names -- or
+   served by a sharing seed;
+2. the anchor roots of the sharing seeds (in the window);
 3. every provider of the trees to load;
 4. their inventories with usage, 5. their traits, 6. their aggregates.
 
@@ -51,17 +52,9 @@ def _used():
             .correlate(_INV).scalar_subquery())
 
 
-def _sharing_flag(trait_id):
-    if trait_id is None:
-        return sa.literal(False)
-    return sa.exists().where(_RPT.c.resource_provider_id == _RP.c.id,
-                             _RPT.c.trait_id == trait_id)
-
-
-def _capacity_seeds(class_ids, sharing):
-    """(id, root id, sharing) of providers whose capacity, ignoring usage,
-    holds a minimum amount of some requested class; ``class_ids`` is
-    {class id: min amount}.
+def _capacity_clause(class_ids):
+    """The provider (``_RP``) has capacity, ignoring usage, for a minimum
+    amount of some requested class; ``class_ids`` is {class id: amount}.
 
     A superset of SliceSpec's seeds (which count usage): the search checks
     usage anyway, and the inventory statement sums usage for the loaded
@@ -70,55 +63,107 @@ def _capacity_seeds(class_ids, sharing):
                             (_INV.c.total - _INV.c.reserved)
                             * _INV.c.allocation_ratio >= amount)
                     for class_id, amount in class_ids.items()))
-    return (sa.select(_RP.c.id, _RP.c.root_provider_id, sharing)
-            .select_from(_INV.join(_RP, _RP.c.id
-                                   == _INV.c.resource_provider_id))
-            .where(fits))
+    return sa.exists().where(_INV.c.resource_provider_id == _RP.c.id, fits)
 
 
-def _filter_seeds(trait_ids, agg_uuids, sharing):
-    """Providers with any of the traits or aggregates: the only ones a
-    resourceless group can match."""
+def _filter_clause(trait_ids, agg_uuids):
+    """The provider has any of the traits or aggregates: the only
+    providers a resourceless group can match."""
     has_trait = sa.exists().where(_RPT.c.resource_provider_id == _RP.c.id,
                                   _RPT.c.trait_id.in_(trait_ids))
     in_agg = sa.exists().where(_RPA.c.resource_provider_id == _RP.c.id,
                                _RPA.c.aggregate_id == _AGG.c.id,
                                _AGG.c.uuid.in_(agg_uuids))
-    return (sa.select(_RP.c.id, _RP.c.root_provider_id, sharing)
-            .where(sa.or_(has_trait, in_agg)))
+    return sa.or_(has_trait, in_agg)
 
 
-def _seeds(conn, spec, class_ids, trait_ids):
-    """{provider id: root id} and the set of sharing seed ids."""
-    sharing = _sharing_flag(trait_ids.get(candidate_search.SHARING_TRAIT))
-    queries = []
+def _seed_clause(spec, class_ids, trait_ids):
+    """WHERE clause on ``_RP`` selecting the seed providers, or None."""
+    clauses = []
     if class_ids:
-        queries.append(_capacity_seeds(class_ids, sharing))
+        clauses.append(_capacity_clause(class_ids))
     if spec.positive_filter_providers and (trait_ids or spec.aggregates):
-        queries.append(_filter_seeds(list(trait_ids.values()),
-                                     sorted(spec.aggregates), sharing))
-    roots, shared = {}, set()
-    for query in queries:
-        for rp_id, root_id, is_sharing in conn.execute(query):
-            roots[rp_id] = root_id or rp_id
-            if is_sharing:
-                shared.add(rp_id)
-    return roots, shared
+        clauses.append(_filter_clause(list(trait_ids.values()),
+                                      sorted(spec.aggregates)))
+    return sa.or_(*clauses) if clauses else None
 
 
-def _anchor_rows(conn, sharing_ids):
-    """(sharing id, root id of every provider sharing an aggregate with
-    it): upstream's anchors_for_sharing_providers, in one statement."""
-    if not sharing_ids:
-        return []
-    other = _RPA.alias('other')
-    query = (sa.select(_RPA.c.resource_provider_id, _RP.c.root_provider_id)
-             .select_from(_RPA.join(other, other.c.aggregate_id
-                                    == _RPA.c.aggregate_id)
-                          .join(_RP, _RP.c.id
-                                == other.c.resource_provider_id))
-             .where(_RPA.c.resource_provider_id.in_(_ids(sharing_ids)))
-             .distinct())
+def _root_of(provider):
+    return sa.func.coalesce(provider.c.root_provider_id, provider.c.id)
+
+
+_ROOT = _root_of(_RP)
+
+
+def _is_sharing(sharing_id, provider=_RP):
+    return sa.exists().where(_RPT.c.resource_provider_id == provider.c.id,
+                             _RPT.c.trait_id == sharing_id)
+
+
+def _sharing_seeds(seed_clause, is_sharing):
+    """Subquery (id, root) of the seeds sharing via aggregate."""
+    return (sa.select(_RP.c.id.label('id'), _ROOT.label('root'))
+            .where(seed_clause, is_sharing).subquery('sharing'))
+
+
+def _served(sharing):
+    """FROM clause: sharing seeds joined to every provider (``peer``)
+    sharing an aggregate with them, and that peer table."""
+    mine, other = _RPA.alias('mine'), _RPA.alias('other')
+    peer = _RP.alias('peer')
+    joined = (sharing.join(mine, mine.c.resource_provider_id == sharing.c.id)
+              .join(other, other.c.aggregate_id == mine.c.aggregate_id)
+              .join(peer, peer.c.id == other.c.resource_provider_id))
+    return joined, peer
+
+
+def _first_roots(conn, query, root, count):
+    """The first ``count`` (all if None) distinct ``root`` values of
+    ``query`` by id: the database walks the root index and stops, so a
+    small window costs a few rows, not the cloud."""
+    query = query.distinct().order_by(root)
+    if count is not None:
+        query = query.limit(count)
+    return [value for value, in conn.execute(query)]
+
+
+def _window_roots(conn, reader, count):
+    """The first ``count`` roots (all if None) of the trees holding a
+    seed other than a sharing one or served by a sharing seed, and whether
+    that is all of them.
+
+    Sharing providers' own trees are left out of the order (they come
+    with the trees they serve): created first, as they usually are, they
+    would otherwise fill the first windows with trees that cannot hold a
+    candidate on their own. Two ordered, cut reads merged: the first
+    ``count`` of the union are among the first ``count`` of each part."""
+    seeds = reader.seeds
+    if reader.sharing is not None:
+        seeds = sa.and_(seeds, ~reader.is_sharing)
+    roots = _first_roots(conn, sa.select(_ROOT).where(seeds), _ROOT, count)
+    served = []
+    if reader.sharing is not None:
+        joined, peer = _served(reader.sharing)
+        peer_root = _root_of(peer)
+        query = (sa.select(peer_root).select_from(joined)
+                 .where(~_is_sharing(reader.sharing_id, peer)))
+        served = _first_roots(conn, query, peer_root, count)
+    whole = count is None or (len(roots) < count and len(served) < count)
+    merged = sorted(set(roots) | set(served))
+    return (merged if whole else merged[:count]), whole
+
+
+def _anchor_rows(conn, sharing, root_ids=None):
+    """(sharing id, its root, anchor root) for the sharing seeds and the
+    roots of every provider sharing an aggregate with them (upstream's
+    anchors_for_sharing_providers), limited to anchors in ``root_ids``
+    unless None."""
+    joined, peer = _served(sharing)
+    peer_root = _root_of(peer)
+    query = (sa.select(sharing.c.id, sharing.c.root, peer_root)
+             .select_from(joined).distinct())
+    if root_ids is not None:
+        query = query.where(peer_root.in_(_ids(root_ids)))
     return conn.execute(query).all()
 
 
@@ -182,10 +227,10 @@ def _link_key(link):
 class SliceReader:
     """Reads the slice of one request, whole or a window of its trees.
 
-    Statements 1 and 2 run once, at construction: they are cheap (no
-    usage) and order the trees to load. ``snapshot(count)`` then loads the
-    first ``count`` trees (plus the sharing providers serving them), so a
-    request with a small ``limit`` reads a few trees instead of the cloud.
+    ``snapshot(count)`` loads the first ``count`` trees by root id (all if
+    None) plus the sharing providers serving them, so a request with a
+    small ``limit`` reads a few trees instead of the cloud; ``whole`` then
+    tells whether that window held every tree of the slice.
 
     class_ids: {class name: id} and trait_ids: {trait name: id} for the
     names the request uses (unknown names already rejected).
@@ -193,32 +238,39 @@ class SliceReader:
 
     def __init__(self, conn, spec, class_ids, trait_ids):
         self.conn = conn
-        seed_roots, sharing = _seeds(
-            conn, spec, {class_ids[rc]: amount
-                         for rc, amount in spec.min_amounts.items()},
+        self.seeds = _seed_clause(
+            spec, {class_ids[rc]: amount
+                   for rc, amount in spec.min_amounts.items()},
             {name: trait_ids[name] for name in spec.traits
              if name in trait_ids})
-        self.anchors = _anchor_rows(conn, sharing)
-        self.sharing_root = {rp_id: seed_roots[rp_id] for rp_id in sharing}
-        # in_tree roots first: a group confined to them matches nothing
-        # elsewhere, so a window without them would be wasted.
-        in_tree = _in_tree_roots(conn, spec.in_tree)
-        others = (set(seed_roots.values())
-                  | {root for _, root in self.anchors}) - in_tree
-        self.roots = sorted(in_tree) + sorted(others)
+        self.sharing_id = trait_ids.get(candidate_search.SHARING_TRAIT)
+        self.sharing = self.is_sharing = None
+        if self.seeds is not None and self.sharing_id is not None:
+            self.is_sharing = _is_sharing(self.sharing_id)
+            self.sharing = _sharing_seeds(self.seeds, self.is_sharing)
+        # in_tree roots are in every window: a group confined to them
+        # matches nothing elsewhere.
+        self.in_tree = _in_tree_roots(conn, spec.in_tree)
+        self.whole = False
 
     def snapshot(self, count=None):
-        """The Snapshot of the first ``count`` trees (all if None) and of
-        the sharing providers serving them."""
-        window = set(self.roots if count is None else self.roots[:count])
-        window |= {self.sharing_root[rp_id] for rp_id, root in self.anchors
-                   if root in window}
+        roots, self.whole = [], True
+        if self.seeds is not None:
+            roots, self.whole = _window_roots(self.conn, self, count)
+        window = self.in_tree | set(roots)
+        anchors = []
+        if self.sharing is not None:
+            anchors = _anchor_rows(self.conn, self.sharing,
+                                   None if self.whole else window)
+            if self.whole:
+                # Every sharing seed, with its peers or alone.
+                window |= {root for root, in self.conn.execute(
+                    sa.select(self.sharing.c.root))}
+        window |= {sharing_root for _, sharing_root, _ in anchors}
         if not window:
             return candidate_search.Snapshot(providers={})
-        return _load_trees(self.conn, window, self.anchors)
-
-    def is_whole(self, count):
-        return count is None or count >= len(self.roots)
+        return _load_trees(self.conn, window,
+                           [(rp_id, root) for rp_id, _, root in anchors])
 
 
 def _load_trees(conn, root_ids, anchors):
