@@ -546,15 +546,18 @@ class _Combiner:
 def _checkpoints(groups, same_subtrees):
     """For each depth of the walk, the checks decidable from there on:
     each same_subtree set (a frozenset of suffixes) once all its groups are
-    chosen, and '' (the unsuffixed group's traits) once all its classes
-    are."""
+    chosen, and '' (the unsuffixed group's required traits, if any) once
+    all its classes are."""
     last = {}
     for depth, group in enumerate(groups):
         last[group.suffix] = depth
     checks = [[] for _ in groups]
     for suffixes in same_subtrees:
         checks[max(last[s] for s in suffixes)].append(suffixes)
-    if '' in last:
+    # Without required traits the unsuffixed group's check always passes:
+    # skipping it saves a trait union per candidate.
+    if any(not group.use_same_provider and group.required_traits
+           for group in groups):
         checks[last['']].append('')
     return checks
 
