@@ -52,17 +52,27 @@ def answer_in_windows(request, reader,
     When only the first N candidates are wanted, the first trees that
     hold N candidates are as good an answer as any: every candidate lies
     in one anchor tree plus the sharing providers serving it, and a window
-    loads those whole. A short window is re-read four times larger, so
-    the total read stays under 4/3 of the last window."""
+    loads those whole. Each further window reads the next trees, four
+    times as many, and is searched on its own; the windows' candidates
+    add up (duplicates, from sharing trees read twice, collapse)."""
     wanted = candidate_search.stop_after(request, options)
     count = None if wanted is None else first_window(wanted)
+    found, snaps = {}, []
     while True:
-        snap = reader.snapshot(count)
-        result = candidate_search.search(snap, request, options)
-        if reader.whole or len(result.candidates) >= wanted:
-            return candidate_response.allocation_candidates_body(
-                result, request, snap)
+        snaps.append(reader.next_window(count))
+        result = candidate_search.search(snaps[-1], request, options)
+        found.update(dict.fromkeys(result.candidates))
+        if reader.whole or len(found) >= wanted:
+            break
         count *= GROWTH
+    if len(snaps) == 1:
+        return candidate_response.allocation_candidates_body(
+            result, request, snaps[0])
+    snap = candidate_search.merge_snapshots(snaps)
+    result = candidate_search.result_of(snap, request,
+                                        list(found)[:wanted], options)
+    return candidate_response.allocation_candidates_body(result, request,
+                                                         snap)
 
 
 def first_window(wanted):
