@@ -258,6 +258,7 @@ class SliceReader:
         self.in_tree = _in_tree_roots(conn, spec.in_tree)
         self.whole = False
         self.after = None
+        self.read = 0  # trees read so far through the window order
 
     def next_window(self, count=None):
         roots, self.whole = [], True
@@ -266,6 +267,7 @@ class SliceReader:
                                               self.after)
         if roots:
             self.after = roots[-1]
+            self.read += len(roots)
         window = self.in_tree | set(roots)
         anchors = []
         if self.sharing is not None:
