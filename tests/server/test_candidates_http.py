@@ -117,6 +117,8 @@ def candidate_keys(body, version):
 
 
 def oracle_keys(expected, version):
+    """The oracle's keys as the body shows them: no mappings before
+    1.34."""
     if version >= (1, 34):
         return expected
     return {(amounts, frozenset()) for amounts, _ in expected}
@@ -153,8 +155,8 @@ class TestEndpointMatchesOracle(AppTestCase):
         self.assertEqual(200, status, body)
         expected, summarised = candidate_oracle.oracle(cloud, request)
         got = candidate_keys(body, version)
-        self.assertEqual(len(body['allocation_requests']), len(got),
-                         'duplicate candidates')
+        # Candidates differing only in mappings look alike before 1.34.
+        self.assertEqual(len(expected), len(body['allocation_requests']))
         self.assertEqual(oracle_keys(expected, version), got)
         self.assertEqual(summarised, set(body['provider_summaries']))
         self._check_summaries(cloud, request, body['provider_summaries'])
@@ -200,8 +202,9 @@ class TestEndpointMatchesOracle(AppTestCase):
                                       pairs + [('limit', str(limit))])
         self.assertEqual(200, status, body)
         got = candidate_keys(body, version)
-        self.assertEqual(limit, len(got))
-        self.assertEqual(len(body['allocation_requests']), len(got))
+        self.assertEqual(limit, len(body['allocation_requests']))
+        if version >= (1, 34):
+            self.assertEqual(limit, len(got), 'duplicate candidates')
         self.assertTrue(got <= oracle_keys(expected, version))
         used = {uuid for amounts, _ in got for uuid, _, _ in amounts}
         if version >= (1, 29):
