@@ -5,9 +5,11 @@ declaration order, which is the order of the ``Allow`` header on 405.
 """
 
 from osc_placement.server.handlers import aggregate
+from osc_placement.server.handlers import allocation
 from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.handlers import inventory
 from osc_placement.server.handlers import resource_class
+from osc_placement.server.handlers import reshaper
 from osc_placement.server.handlers import resource_provider
 from osc_placement.server.handlers import root
 from osc_placement.server.handlers import trait
@@ -47,5 +49,12 @@ ROUTES = [
                        'PUT': trait.set_provider_traits,
                        'DELETE': trait.delete_provider_traits}),
     ('/usages', {'GET': usage.project_usages}),
+    (_RP + '/allocations', {'GET': allocation.list_provider_allocations}),
+    ('/allocations', {'POST': allocation.manage_allocations}),
+    ('/allocations/{consumer_uuid}', {
+        'GET': allocation.get_allocations,
+        'PUT': allocation.set_allocations,
+        'DELETE': allocation.delete_allocations}),
+    ('/reshaper', {'POST': reshaper.reshape}),
     ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
 ]

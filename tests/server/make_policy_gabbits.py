@@ -41,7 +41,15 @@ ROUTES = [
     ('PUT', RP + '/traits',
      '{"resource_provider_generation": 0, "traits": []}'),
     ('DELETE', RP + '/traits', None),
+    ('GET', RP + '/allocations', None),
+    ('POST', '/allocations', '{}'),
+    ('GET', "/allocations/$ENVIRON['CONSUMER_UUID']", None),
+    ('PUT', "/allocations/$ENVIRON['CONSUMER_UUID']", '{}'),
+    ('DELETE', "/allocations/$ENVIRON['CONSUMER_UUID']", None),
+    ('POST', '/reshaper', '{}'),
 ]
+# Under the new defaults only the service role may reshape.
+SERVICE_ONLY = {('POST', '/reshaper')}
 USAGES = "/usages?project_id=$ENVIRON['PROJECT_ID']"
 PAST_POLICY = '200 || 201 || 204 || 400 || 404 || 409'
 
@@ -92,14 +100,26 @@ def _usage_tests(label, token, roles, allowed, scope):
     return out
 
 
-def build(fixture, description):
+def _allowed(method, path, roles, allowed, secure):
+    if secure and (method, path) in SERVICE_ONLY:
+        return allowed and roles == 'service'
+    return allowed
+
+
+def _label(path):
+    for name in ('RP_UUID', 'CONSUMER_UUID'):
+        path = path.replace("$ENVIRON['%s']" % name, 'uuid')
+    return path
+
+
+def build(fixture, description, secure):
     out = HEADER % (description, fixture)
     for label, token, roles, allowed, scope in CALLERS:
         for method, path, body in ROUTES:
-            name = '%s %s %s' % (label, method,
-                                 path.replace("$ENVIRON['RP_UUID']", 'uuid'))
+            name = '%s %s %s' % (label, method, _label(path))
+            ok = _allowed(method, path, roles, allowed, secure)
             out += _test(name, method, path, body, token, roles,
-                         PAST_POLICY if allowed else 403, scope)
+                         PAST_POLICY if ok else 403, scope)
         out += _usage_tests(label, token, roles, allowed, scope)
     return out
 
@@ -107,13 +127,13 @@ def build(fixture, description):
 def main():
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         'gabbits')
-    for name, fixture, description in (
+    for name, fixture, description, secure in (
             ('policy-legacy.yaml', 'APIFixture',
-             'legacy (enforce_new_defaults = False)'),
+             'legacy (enforce_new_defaults = False)', False),
             ('policy-secure.yaml', 'SecureRBACFixture',
-             'secure RBAC (enforce_new_defaults = True)')):
+             'secure RBAC (enforce_new_defaults = True)', True)):
         with open(os.path.join(here, name), 'w') as f:
-            f.write(build(fixture, description))
+            f.write(build(fixture, description, secure))
 
 
 if __name__ == '__main__':

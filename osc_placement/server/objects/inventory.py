@@ -4,6 +4,8 @@ Every write bumps the provider generation with a compare-and-swap in the
 same transaction, so a concurrent writer loses with a 409.
 """
 
+import logging
+
 import sqlalchemy as sa
 
 from osc_placement.server import errors
@@ -11,6 +13,7 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_class
 
+LOG = logging.getLogger(__name__)
 _INV = tables.inventories
 _ALLOC = tables.allocations
 MAX_INT = 2147483647
@@ -120,7 +123,29 @@ def update_one(conn, provider, class_id, record):
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id)
         .values(updated_at=tables.utcnow(), **record))
+    warn_if_over_capacity(conn, provider, {class_id: record})
     return new_generation
+
+
+def warn_if_over_capacity(conn, provider, records_by_id):
+    """Shrinking inventory below its usage is allowed, as upstream; say so
+    in the log, naming the provider, so operators can find it."""
+    if not records_by_id:
+        return
+    used = conn.execute(
+        sa.select(_ALLOC.c.resource_class_id, sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id == provider['id'],
+               _ALLOC.c.resource_class_id.in_(list(records_by_id)))
+        .group_by(_ALLOC.c.resource_class_id)).tuples().all()
+    for class_id, amount in used:
+        record = records_by_id[class_id]
+        limit = ((record['total'] - record['reserved'])
+                 * record['allocation_ratio'])
+        if amount > limit:
+            name = resource_class.names_for(conn, [class_id])[class_id]
+            LOG.warning('Resource provider %s is now over-capacity for %s: '
+                        'usage %d exceeds capacity %d', provider['uuid'],
+                        name, amount, int(limit))
 
 
 def delete_one(conn, provider, class_id):
@@ -160,6 +185,7 @@ def replace_all(conn, provider, records_by_id, in_use_error):
             conn.execute(_INV.update().where(
                 _INV.c.id == current[class_id]['id'])
                 .values(updated_at=now, **record))
+    warn_if_over_capacity(conn, provider, records_by_id)
     return new_generation
 
 

@@ -4,7 +4,9 @@ and the filtered list."""
 import sqlalchemy as sa
 
 from osc_placement.server import errors
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server.objects import generation
 
 _RP = tables.resource_providers
 _PARENT = _RP.alias('parent')
@@ -187,6 +189,10 @@ def delete(conn, uuid):
         raise errors.NotFound(
             'No resource provider with uuid %s found for delete' % uuid)
     rp_id = provider['id']
+    # Claim the row first, as allocation writes do: a claim that commits
+    # meanwhile changed the generation, and the re-run then sees it.
+    generation.bump(conn, rp_id, provider['generation'],
+                    conflict=db_engine.Retry)
     if conn.execute(sa.select(_RP.c.id).where(
             _RP.c.parent_provider_id == rp_id).limit(1)).first():
         raise errors.Conflict(

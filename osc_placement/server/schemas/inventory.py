@@ -40,6 +40,8 @@ _RECORD_IN_SET = {
     'required': ['total'],
     'additionalProperties': False,
 }
+# The reshaper's per-class record.
+RECORD_IN_SET = _RECORD_IN_SET
 
 # Upstream leaves non-matching keys of 'inventories' unvalidated [quirk].
 SET_ALL = {

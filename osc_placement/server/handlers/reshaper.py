@@ -1,0 +1,21 @@
+"""POST /reshaper (1.30)."""
+
+from osc_placement.server import schemas
+from osc_placement.server import wsgi
+from osc_placement.server.handlers import allocation
+from osc_placement.server.objects import reshaper as reshaper_obj
+from osc_placement.server.schemas import reshaper as schema
+
+
+@wsgi.since('reshaper')
+@wsgi.require_json
+def reshape(req):
+    req.authorize('placement:reshaper:reshape')
+    data = req.json_body(schemas.for_version(schema.RESHAPE, req.version))
+    entries = [reshaper_obj.ProviderInventory(
+        uuid, body['resource_provider_generation'], body['inventories'])
+        for uuid, body in data['inventories'].items()]
+    writes = [allocation.consumer_write(req, uuid, entry)
+              for uuid, entry in data['allocations'].items()]
+    allocation.write_or_409(req.db, reshaper_obj.reshape, entries, writes)
+    return wsgi.Response(204)

@@ -1,0 +1,317 @@
+"""Allocations: read per consumer or provider, and the replacing write.
+
+A write replaces the whole allocation set of every consumer it names
+(PUT, POST and the reshaper all come here), inside the caller's single
+transaction, as a fixed handful of statements whatever its size:
+
+1. lock the named providers' rows, so writers of one provider queue
+   rather than race (PostgreSQL and MySQL; SQLite writers queue anyway);
+2. read the consumers with their current allocations (one query);
+3. read every involved provider's generation, inventory and usage (one
+   query, one snapshot: a later change to usage also changes the
+   generation read here);
+4. check consumer generations, providers, classes and capacity in Python;
+5. compare-and-swap the generation of every provider the write names (one
+   UPDATE). If another writer got there first the swap matches fewer rows
+   and ``Retry`` makes the caller re-run the whole request in a fresh
+   transaction, so a stale capacity check is never committed;
+6. write consumers, delete old and insert new allocation rows (multi-row).
+"""
+
+import collections
+import dataclasses
+
+import sqlalchemy as sa
+
+from osc_placement.server import errors
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import tables
+from osc_placement.server.objects import consumer as consumer_obj
+from osc_placement.server.objects import resource_class
+
+_ALLOC = tables.allocations
+_RP = tables.resource_providers
+_INV = tables.inventories
+_C = tables.consumers
+
+CONCURRENT = ('Inventory and/or allocations changed while attempting to '
+              'allocate: Another thread concurrently updated the resource '
+              'provider data. Please retry your update')
+
+
+@dataclasses.dataclass
+class ConsumerWrite:
+    """The complete new allocation set of one consumer.
+
+    ``allocations`` is {provider uuid: {class name: amount}}; empty means
+    "remove them all". ``generation`` is the client's consumer generation
+    (None = must be new) or consumer.UNCHECKED before 1.28.
+    ``consumer_type`` None keeps the current type (writes before 1.38).
+    """
+
+    uuid: str
+    project_id: str
+    user_id: str
+    allocations: dict
+    generation: object = consumer_obj.UNCHECKED
+    consumer_type: str = None
+
+
+@dataclasses.dataclass
+class Messages:
+    """Per-route wording of the 400s raised while writing."""
+
+    unknown_class: str = 'No such resource class %s.'
+
+
+# -- reads ---------------------------------------------------------------
+
+def _latest(rows):
+    times = [r['updated_at'] or r['created_at'] for r in rows]
+    return max(times) if times else None
+
+
+def for_consumer(conn, uuid):
+    """({provider uuid: {'generation', 'resources'}}, latest change)."""
+    rows = conn.execute(
+        sa.select(_RP.c.uuid, _RP.c.generation, _ALLOC.c.resource_class_id,
+                  _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at)
+        .select_from(_ALLOC.join(_RP,
+                                 _RP.c.id == _ALLOC.c.resource_provider_id))
+        .where(_ALLOC.c.consumer_id == uuid)
+        .order_by(_ALLOC.c.id)).mappings().all()
+    names = resource_class.names_for(
+        conn, {r['resource_class_id'] for r in rows})
+    result = {}
+    for row in rows:
+        entry = result.setdefault(row['uuid'], {
+            'resources': {}, 'generation': row['generation']})
+        entry['resources'][names[row['resource_class_id']]] = row['used']
+    return result, _latest(rows)
+
+
+def for_provider(conn, provider_id):
+    """({consumer uuid: {'resources', 'consumer_generation'}}, latest)."""
+    rows = conn.execute(
+        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_class_id,
+                  _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at,
+                  _C.c.generation)
+        .select_from(_ALLOC.outerjoin(_C, _C.c.uuid == _ALLOC.c.consumer_id))
+        .where(_ALLOC.c.resource_provider_id == provider_id)
+        .order_by(_ALLOC.c.id)).mappings().all()
+    names = resource_class.names_for(
+        conn, {r['resource_class_id'] for r in rows})
+    result = {}
+    for row in rows:
+        entry = result.setdefault(row['consumer_id'], {
+            'resources': {}, 'consumer_generation': row['generation']})
+        entry['resources'][names[row['resource_class_id']]] = row['used']
+    return result, _latest(rows)
+
+
+# -- the write -------------------------------------------------------------
+
+def _load_providers(conn, uuids):
+    """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
+    where each inv carries the six fields plus 'used' (all consumers)."""
+    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+            .where(_ALLOC.c.resource_provider_id == _RP.c.id,
+                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+            .correlate(_RP, _INV).scalar_subquery())
+    rows = conn.execute(
+        sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+                  _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
+                  _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
+                  _INV.c.allocation_ratio, used.label('used'))
+        .select_from(_RP.outerjoin(_INV,
+                                   _INV.c.resource_provider_id == _RP.c.id))
+        .where(_RP.c.uuid.in_(sorted(uuids)))).mappings().all()
+    providers = {}
+    for row in rows:
+        provider = providers.setdefault(row['uuid'], {
+            'id': row['id'], 'uuid': row['uuid'],
+            'generation': row['generation'], 'inventory': {}})
+        if row['resource_class_id'] is not None:
+            provider['inventory'][row['resource_class_id']] = dict(row)
+    return providers
+
+
+def _named_providers(writes):
+    """Provider uuids in body order (for the first-unknown message)."""
+    seen = {}
+    for write in writes:
+        for uuid in write.allocations:
+            seen.setdefault(uuid, None)
+    return list(seen)
+
+
+def _check_providers_exist(named, providers):
+    for uuid in named:
+        if uuid not in providers:
+            raise errors.BadRequest(
+                "Allocation for resource provider '%s' that does not "
+                "exist." % uuid)
+
+
+def _class_ids(conn, writes, messages):
+    names = []
+    for write in writes:
+        for resources in write.allocations.values():
+            names.extend(n for n in resources if n not in names)
+    return resource_class.require_ids(conn, names, messages.unknown_class)
+
+
+def _requested(writes, providers, class_ids):
+    """{(provider id, class id): summed amount} over every consumer, and
+    the ordered (provider uuid, class name) pairs for error messages."""
+    sums, order = collections.Counter(), {}
+    for write in writes:
+        for uuid, resources in write.allocations.items():
+            for name, amount in resources.items():
+                key = (providers[uuid]['id'], class_ids[name])
+                sums[key] += amount
+                order.setdefault(key, (uuid, name, amount))
+    return sums, order
+
+
+def _unable(text):
+    return errors.Conflict('Unable to allocate inventory: ' + text)
+
+
+def _check_record(inv, uuid, name, amount):
+    if inv is None:
+        raise _unable("Inventory for '%s' on resource provider '%s' "
+                      "invalid." % (name, uuid))
+    if (amount < inv['min_unit'] or amount > inv['max_unit']
+            or amount % inv['step_size']):
+        raise _unable("Unable to create allocation for '%s' on resource "
+                      "provider '%s'. The requested amount would violate "
+                      "inventory constraints." % (name, uuid))
+
+
+def _check_capacity(sums, order, providers_by_id, mine):
+    """Every requested (provider, class) fits, or at least does not make
+    an existing over-commit worse. ``mine`` is the current usage of the
+    consumers being rewritten, which the write replaces."""
+    for key, (uuid, name, amount) in order.items():
+        provider_id, class_id = key
+        inv = providers_by_id[provider_id]['inventory'].get(class_id)
+        _check_record(inv, uuid, name, amount)
+        others = inv['used'] - mine[key]
+        after = others + sums[key]
+        capacity = (inv['total'] - inv['reserved']) * inv['allocation_ratio']
+        if after > capacity and after > inv['used']:
+            raise _unable("Unable to create allocation for '%s' on resource "
+                          "provider '%s'. The requested amount would exceed "
+                          "the capacity." % (name, uuid))
+
+
+def _queue_for_providers(conn, uuids):
+    """Lock the named providers' rows before reading anything.
+
+    Writers of the same providers then take turns instead of all reading
+    the same state and all but one losing the compare-and-swap: the reads
+    that follow see what the previous lock holder committed (a new
+    statement snapshot on PostgreSQL, the first consistent read on
+    MySQL). SQLite's write transactions are already one at a time. The
+    swap in _bump_providers still guards correctness on its own."""
+    if uuids and conn.dialect.name != 'sqlite':
+        conn.execute(sa.select(_RP.c.id)
+                     .where(_RP.c.uuid.in_(sorted(uuids)))
+                     .order_by(_RP.c.id).with_for_update())
+
+
+def _bump_providers(conn, providers):
+    """+1 on each provider, but only if none changed since it was read."""
+    if not providers:
+        return
+    ordered = sorted(providers, key=lambda p: p['id'])
+    result = conn.execute(
+        _RP.update()
+        .where(sa.or_(*[sa.and_(_RP.c.id == p['id'],
+                                _RP.c.generation == p['generation'])
+                        for p in ordered]))
+        .values(generation=_RP.c.generation + 1,
+                updated_at=tables.utcnow()))
+    if result.rowcount != len(ordered):
+        raise db_engine.Retry()
+
+
+def _identity_ids(conn, writes):
+    return consumer_obj.ensure_ids(conn, {
+        'project': {w.project_id for w in writes},
+        'user': {w.user_id for w in writes},
+        'type': {w.consumer_type for w in writes
+                 if w.consumer_type is not None}})
+
+
+def _save_consumers(conn, writes, existing, ids):
+    """Create new consumers, bump kept ones, delete emptied ones."""
+    projects, users, types = ids['project'], ids['user'], ids['type']
+    new_rows = []
+    for write in writes:
+        current = existing.get(write.uuid)
+        type_id = (types[write.consumer_type]
+                   if write.consumer_type is not None
+                   else current and current['consumer_type_id'])
+        if current is None:
+            if write.allocations:
+                new_rows.append({'uuid': write.uuid,
+                                 'project_id': projects[write.project_id],
+                                 'user_id': users[write.user_id],
+                                 'consumer_type_id': type_id})
+        elif write.allocations:
+            consumer_obj.bump(conn, current, projects[write.project_id],
+                              users[write.user_id], type_id)
+        else:
+            consumer_obj.delete(conn, current)
+    consumer_obj.create_many(conn, new_rows)
+
+
+def _replace_rows(conn, writes, class_ids, providers):
+    conn.execute(_ALLOC.delete().where(
+        _ALLOC.c.consumer_id.in_(sorted({w.uuid for w in writes}))))
+    now = tables.utcnow()
+    rows = [{'consumer_id': w.uuid,
+             'resource_provider_id': providers[uuid]['id'],
+             'resource_class_id': class_ids[name], 'used': amount,
+             'created_at': now}
+            for w in writes for uuid, resources in w.allocations.items()
+            for name, amount in resources.items()]
+    if rows:
+        conn.execute(_ALLOC.insert(), rows)
+
+
+def replace(conn, writes, messages=None):
+    """Give each consumer in ``writes`` exactly its new allocations.
+
+    Raises the API's 400/409 errors, or ``Retry`` when another writer
+    changed an involved provider or consumer since it was read."""
+    messages = messages or Messages()
+    named = _named_providers(writes)
+    _queue_for_providers(conn, named)
+    # Before the first consistent read, so that on MySQL the snapshot
+    # starts after the provider locks are ours.
+    ids = _identity_ids(conn, writes)
+    existing, current = consumer_obj.load_with_allocations(
+        conn, [w.uuid for w in writes])
+    for write in writes:
+        consumer_obj.check_generation(write.uuid, existing.get(write.uuid),
+                                      write.generation)
+    # Emptied consumers' old providers are bumped too (spec §3.2).
+    emptied = {w.uuid for w in writes if not w.allocations}
+    touched = {r['provider_uuid'] for r in current
+               if r['uuid'] in emptied}
+    providers = _load_providers(conn, set(named) | touched)
+    _check_providers_exist(named, providers)
+    class_ids = _class_ids(conn, writes, messages)
+    sums, order = _requested(writes, providers, class_ids)
+    mine = collections.Counter()
+    for row in current:
+        mine[(row['resource_provider_id'], row['resource_class_id'])] += \
+            row['used']
+    _check_capacity(sums, order, {p['id']: p for p in providers.values()},
+                    mine)
+    _bump_providers(conn, [providers[u] for u in set(named) | touched])
+    _save_consumers(conn, writes, existing, ids)
+    _replace_rows(conn, writes, class_ids, providers)

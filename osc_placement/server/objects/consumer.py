@@ -1,0 +1,175 @@
+"""Consumers, their projects, users and types.
+
+A consumer row exists while it has allocations: allocation writes create
+it (generation 1 after the first write), bump it once per write with a
+compare-and-swap, and delete it when its allocations are emptied.
+Projects, users and consumer types are created on first use and never
+deleted.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from osc_placement.server import errors
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import tables
+
+_C = tables.consumers
+_P = tables.projects
+_U = tables.users
+_CT = tables.consumer_types
+_ALLOC = tables.allocations
+_RP = tables.resource_providers
+
+# Pre-1.28 writes do not check the consumer generation.
+UNCHECKED = object()
+
+
+def _insert_ignoring_duplicates(conn, table, rows):
+    """INSERT rows, skipping any whose unique key already exists, so two
+    requests creating the same project never fail each other."""
+    dialect = conn.dialect.name
+    if dialect == 'postgresql':
+        stmt = postgresql.insert(table).on_conflict_do_nothing()
+    elif dialect == 'sqlite':
+        stmt = sqlite.insert(table).on_conflict_do_nothing()
+    elif dialect == 'mysql':
+        stmt = mysql.insert(table).prefix_with('IGNORE')
+    else:
+        stmt = table.insert()
+    conn.execute(stmt, rows)
+
+
+# The three kinds of names a consumer refers to, and where they live.
+_KINDS = {'project': (_P, _P.c.external_id), 'user': (_U, _U.c.external_id),
+          'type': (_CT, _CT.c.name)}
+
+
+def _select_ids(conn, wanted):
+    """{kind: {name: id}} for the names that exist, in one statement."""
+    found = {kind: {} for kind in wanted}
+    selects = [sa.select(sa.literal(kind).label('kind'),
+                         column.label('name'), table.c.id)
+               .where(column.in_(sorted(wanted[kind])))
+               for kind, (table, column) in _KINDS.items()
+               if wanted.get(kind)]
+    if selects:
+        for kind, name, row_id in conn.execute(sa.union_all(*selects)):
+            found[kind][name] = row_id
+    return found
+
+
+def ensure_ids(conn, wanted):
+    """{kind: {name: id}} for ``wanted`` ({kind: set of names}), creating
+    the projects, users and consumer types that are new.
+
+    On MySQL a row committed by another request after this transaction's
+    snapshot is invisible here; re-running the request then finds it."""
+    found = _select_ids(conn, wanted)
+    missing = {kind: set(names) - set(found[kind])
+               for kind, names in wanted.items()}
+    if not any(missing.values()):
+        return found
+    now = tables.utcnow()
+    for kind, names in missing.items():
+        if names:
+            table, column = _KINDS[kind]
+            _insert_ignoring_duplicates(
+                conn, table, [{column.name: n, 'created_at': now}
+                              for n in sorted(names)])
+    for kind, ids in _select_ids(conn, missing).items():
+        found[kind].update(ids)
+        if missing[kind] - set(ids):
+            raise db_engine.Retry()
+    return found
+
+
+def load_with_allocations(conn, uuids):
+    """The named consumers and their current allocations.
+
+    Returns ({uuid: consumer row}, [allocation rows]) where allocation
+    rows carry consumer_id, resource_provider_id, provider_uuid,
+    resource_class_id and used."""
+    rows = conn.execute(
+        sa.select(_C.c.id, _C.c.uuid, _C.c.generation, _C.c.project_id,
+                  _C.c.user_id, _C.c.consumer_type_id,
+                  _ALLOC.c.resource_provider_id,
+                  _RP.c.uuid.label('provider_uuid'),
+                  _ALLOC.c.resource_class_id, _ALLOC.c.used)
+        .select_from(_C.outerjoin(_ALLOC, _ALLOC.c.consumer_id == _C.c.uuid)
+                     .outerjoin(_RP,
+                                _RP.c.id == _ALLOC.c.resource_provider_id))
+        .where(_C.c.uuid.in_(sorted(set(uuids))))).mappings().all()
+    consumers, allocations = {}, []
+    for row in rows:
+        consumers.setdefault(row['uuid'], row)
+        if row['resource_provider_id'] is not None:
+            allocations.append(row)
+    return consumers, allocations
+
+
+def check_generation(uuid, existing, given):
+    """409 unless ``given`` is the consumer's generation (None = new)."""
+    if given is UNCHECKED:
+        return
+    expected = None if existing is None else existing['generation']
+    if given != expected:
+        raise errors.Conflict(
+            'consumer generation conflict - expected %s but got %s'
+            % ('null' if expected is None else expected, given),
+            code=errors.CONCURRENT_UPDATE)
+
+
+def create_many(conn, rows):
+    """Insert new consumers, already at generation 1 (their first write).
+
+    ``rows``: dicts with uuid, project_id, user_id, consumer_type_id."""
+    if rows:
+        now = tables.utcnow()
+        conn.execute(_C.insert(), [dict(r, generation=1, created_at=now)
+                                   for r in rows])
+
+
+def _swap(conn, statement, consumer):
+    """Run a CAS statement on one consumer; a lost race re-runs the
+    request, whose re-read then reports a generation conflict."""
+    result = conn.execute(statement.where(
+        _C.c.id == consumer['id'], _C.c.generation == consumer['generation']))
+    if result.rowcount != 1:
+        raise db_engine.Retry()
+
+
+def bump(conn, consumer, project_id, user_id, consumer_type_id):
+    """+1 and, if they changed, the new project, user and type."""
+    _swap(conn, _C.update().values(
+        generation=consumer['generation'] + 1, project_id=project_id,
+        user_id=user_id, consumer_type_id=consumer_type_id,
+        updated_at=tables.utcnow()), consumer)
+
+
+def delete(conn, consumer):
+    """Remove an emptied consumer, as long as nobody else changed it."""
+    _swap(conn, _C.delete(), consumer)
+
+
+def get(conn, uuid):
+    """The consumer with external project/user ids and type name."""
+    return conn.execute(
+        sa.select(_C.c.id, _C.c.uuid, _C.c.generation,
+                  _P.c.external_id.label('project_id'),
+                  _U.c.external_id.label('user_id'),
+                  _CT.c.name.label('consumer_type'))
+        .select_from(_C.join(_P, _P.c.id == _C.c.project_id)
+                     .join(_U, _U.c.id == _C.c.user_id)
+                     .outerjoin(_CT, _CT.c.id == _C.c.consumer_type_id))
+        .where(_C.c.uuid == uuid)).mappings().first()
+
+
+def delete_with_allocations(conn, uuid):
+    """DELETE /allocations/{c}: False when it had no allocations."""
+    deleted = conn.execute(
+        _ALLOC.delete().where(_ALLOC.c.consumer_id == uuid)).rowcount
+    conn.execute(_C.delete().where(_C.c.uuid == uuid))
+    return deleted > 0

@@ -1,0 +1,170 @@
+"""Allocation writes: the lost-race retry loop, the statement budget, and
+the over-capacity warning, on the test database."""
+
+import json
+import logging
+import uuid as uuidlib
+
+import fixtures
+import sqlalchemy as sa
+import testtools
+import webob
+
+from osc_placement.server import app as app_mod
+from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.objects import allocation as alloc_obj
+from tests.server import fixtures as api_fixtures
+
+RETRIES = 3
+
+
+class AllocationTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        db = api_fixtures.database()
+        api_fixtures.reset_database(db)
+        self.db = db_engine.Database(db.engine, write_retries=RETRIES)
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            'unused://', enforce_new_defaults=False), db=self.db)
+
+    def call(self, method, path, body=None):
+        req = webob.Request.blank(path, method=method, headers={
+            'X-Auth-Token': 'admin',
+            'OpenStack-API-Version': 'placement latest'})
+        if body is not None:
+            req.body = json.dumps(body).encode()
+            req.content_type = 'application/json'
+        resp = req.get_response(self.app)
+        return resp.status_int, (resp.json if resp.body else None)
+
+    def provider(self, name, inventories):
+        _, body = self.call('POST', '/resource_providers', {'name': name})
+        status, _ = self.call(
+            'PUT', '/resource_providers/%s/inventories' % body['uuid'],
+            {'resource_provider_generation': 0, 'inventories': inventories})
+        self.assertEqual(200, status)
+        return body['uuid']
+
+    def claim(self, allocations, consumer=None):
+        body = {'allocations': {rp: {'resources': res}
+                                for rp, res in allocations.items()},
+                'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+        return self.call('PUT', '/allocations/%s'
+                         % (consumer or uuidlib.uuid4()), body)
+
+
+class TestLostRace(AllocationTestCase):
+    """A provider changed since it was read: the write is re-read and
+    re-applied in a fresh transaction, up to the configured count."""
+
+    def _stale_reads(self, stale_attempts):
+        real = alloc_obj._load_providers
+        attempts = []
+
+        def load(conn, uuids):
+            providers = real(conn, uuids)
+            attempts.append(1)
+            if len(attempts) <= stale_attempts:
+                # As if another writer bumped them right after this read.
+                for provider in providers.values():
+                    provider['generation'] -= 1
+            return providers
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.objects.allocation._load_providers', load))
+        return attempts
+
+    def test_retried_until_it_wins(self):
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        attempts = self._stale_reads(stale_attempts=2)
+        status, _ = self.claim({rp: {'VCPU': 1}})
+        self.assertEqual(204, status)
+        self.assertEqual(3, len(attempts))
+        _, usages = self.call('GET', '/resource_providers/%s/usages' % rp)
+        self.assertEqual({'VCPU': 1}, usages['usages'])
+        self.assertEqual(2, usages['resource_provider_generation'])
+
+    def test_conflict_once_retries_run_out(self):
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        consumer = str(uuidlib.uuid4())
+        attempts = self._stale_reads(stale_attempts=100)
+        status, body = self.claim({rp: {'VCPU': 1}}, consumer)
+        self.assertEqual(409, status)
+        self.assertEqual(1 + RETRIES, len(attempts))
+        error = body['errors'][0]
+        self.assertEqual('placement.concurrent_update', error['code'])
+        self.assertIn('Inventory and/or allocations changed while '
+                      'attempting to allocate', error['detail'])
+        # Nothing of the failed attempts remains.
+        _, allocations = self.call('GET', '/allocations/' + consumer)
+        self.assertEqual({'allocations': {}}, allocations)
+
+    def test_retry_count_comes_from_the_configuration(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            'sqlite:///%s/p.db' % tmp, enforce_new_defaults=False,
+            allocation_conflict_retry_count=1))
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        attempts = self._stale_reads(stale_attempts=100)
+        status, _ = self.claim({rp: {'VCPU': 1}})
+        self.assertEqual(409, status)
+        self.assertEqual(2, len(attempts))
+
+
+class TestStatementBudget(AllocationTestCase):
+    """One write is a fixed handful of statements, however many
+    providers and classes it names."""
+
+    def _statements_of(self, fn):
+        statements = []
+
+        def count(conn, cursor, statement, *args):
+            statements.append(statement)
+        sa.event.listen(self.db.engine, 'before_cursor_execute', count)
+        try:
+            return fn(), statements
+        finally:
+            sa.event.remove(self.db.engine, 'before_cursor_execute', count)
+
+    def test_write_statements_do_not_grow_with_providers(self):
+        inventory = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 512}}
+        one = self.provider('one', inventory)
+        many = [self.provider('p%d' % n, inventory) for n in range(5)]
+        # Warm up: the project and user exist from here on.
+        self.assertEqual(204, self.claim({one: {'VCPU': 1}})[0])
+        (status, _), small = self._statements_of(
+            lambda: self.claim({one: {'VCPU': 1, 'MEMORY_MB': 1}}))
+        self.assertEqual(204, status)
+        (status, _), large = self._statements_of(
+            lambda: self.claim({rp: {'VCPU': 1, 'MEMORY_MB': 1}
+                                for rp in many}))
+        self.assertEqual(204, status)
+        self.assertEqual(len(small), len(large), large)
+        self.assertLessEqual(len(large), 10, large)
+
+
+class TestOverCapacityWarning(AllocationTestCase):
+
+    def test_shrinking_below_usage_is_logged(self):
+        rp = self.provider('shrunk', {'VCPU': {'total': 4}})
+        self.assertEqual(204, self.claim({rp: {'VCPU': 3}})[0])
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        status, _ = self.call(
+            'PUT', '/resource_providers/%s/inventories/VCPU' % rp,
+            {'resource_provider_generation': 2, 'total': 2})
+        self.assertEqual(200, status)
+        self.assertIn('Resource provider %s is now over-capacity for VCPU'
+                      % rp, log.output)
+
+    def test_no_warning_within_capacity(self):
+        rp = self.provider('roomy', {'VCPU': {'total': 4}})
+        self.assertEqual(204, self.claim({rp: {'VCPU': 1}})[0])
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        status, _ = self.call(
+            'PUT', '/resource_providers/%s/inventories' % rp,
+            {'resource_provider_generation': 2,
+             'inventories': {'VCPU': {'total': 2}}})
+        self.assertEqual(200, status)
+        self.assertNotIn('over-capacity', log.output)
