@@ -295,3 +295,50 @@ class TestWideTree(AppTestCase):
         self.assertLess(time.monotonic() - start, 10)
         for request in body['allocation_requests']:
             self.assertEqual(8, len(request['allocations']))
+
+
+class TestPlacementOptions(AppTestCase):
+    """The [placement] candidate options reach the search."""
+
+    def app_with(self, **options):
+        conf = conf_mod.make_conf(fixtures._state['url'],
+                                  sync_on_startup=False, **options)
+        return app_mod.make_app(conf, db=self.db)
+
+    def setUp(self):
+        super().setUp()
+        # Four roots with room for VCPU:1: four candidates.
+        parent = {props.rp_uuid(i): None for i in range(4)}
+        cloud = candidate_oracle.Cloud(
+            parent, {u: {'VCPU': (4, 0, 1, 4, 1, 1.0)} for u in parent}, {},
+            {u: set() for u in parent}, {u: set() for u in parent})
+        write_cloud(self.db, cloud)
+        self.pairs = [('resources', 'VCPU:1')]
+
+    def count(self, app, pairs):
+        status, body = get_candidates(app, (1, 39), pairs)
+        self.assertEqual(200, status, body)
+        return len(body['allocation_requests'])
+
+    def test_max_allocation_candidates(self):
+        self.assertEqual(4, self.count(self.app, self.pairs))
+        capped = self.app_with(max_allocation_candidates=2)
+        self.assertEqual(2, self.count(capped, self.pairs))
+        self.assertEqual(2, self.count(capped, self.pairs
+                                       + [('limit', '3')]))
+
+    def test_randomize_reads_every_tree(self):
+        shuffled = self.app_with(randomize_allocation_candidates=True)
+        seen = set()
+        for _ in range(20):
+            _, body = get_candidates(shuffled, (1, 39),
+                                     self.pairs + [('limit', '1')])
+            seen.update(body['provider_summaries'])
+        # A random sample of the whole set, not the first tree each time.
+        self.assertGreater(len(seen), 1)
+
+    def test_breadth_first(self):
+        app = self.app_with(
+            allocation_candidates_generation_strategy='breadth-first')
+        self.assertEqual(4, self.count(app, self.pairs))
+        self.assertEqual(3, self.count(app, self.pairs + [('limit', '3')]))
