@@ -117,14 +117,14 @@ def _served(sharing):
     return joined, peer
 
 
-def _first_roots(conn, query, root, count):
+def _first_roots(query, root, count):
     """The first ``count`` (all if None) distinct ``root`` values of
-    ``query`` by id: the database walks the root index and stops, so a
-    small window costs a few rows, not the cloud."""
+    ``query`` by id, as a subquery: the database walks the root index and
+    stops, so a small window costs a few rows, not the cloud."""
     query = query.distinct().order_by(root)
     if count is not None:
         query = query.limit(count)
-    return [value for value, in conn.execute(query)]
+    return query.subquery()
 
 
 def _window_roots(conn, reader, count, after):
@@ -135,16 +135,16 @@ def _window_roots(conn, reader, count, after):
     Sharing providers' own trees are left out of the order (they come
     with the trees they serve): created first, as they usually are, they
     would otherwise fill the first windows with trees that cannot hold a
-    candidate on their own. Two ordered, cut reads merged: the first
-    ``count`` of the union are among the first ``count`` of each part."""
+    candidate on their own. Two ordered, cut reads, in one statement, then
+    merged: the first ``count`` of the union are among the first ``count``
+    of each part."""
     seeds = reader.seeds
     if reader.sharing is not None:
         seeds = sa.and_(seeds, ~reader.is_sharing)
     query = sa.select(_ROOT).where(seeds)
     if after is not None:
         query = query.where(_ROOT > after)
-    roots = _first_roots(conn, query, _ROOT, count)
-    served = []
+    parts = [_first_roots(query, _ROOT, count)]
     if reader.sharing is not None:
         joined, peer = _served(reader.sharing)
         peer_root = _root_of(peer)
@@ -152,9 +152,14 @@ def _window_roots(conn, reader, count, after):
                  .where(~_is_sharing(reader.sharing_id, peer)))
         if after is not None:
             query = query.where(peer_root > after)
-        served = _first_roots(conn, query, peer_root, count)
-    whole = count is None or (len(roots) < count and len(served) < count)
-    merged = sorted(set(roots) | set(served))
+        parts.append(_first_roots(query, peer_root, count))
+    rows = conn.execute(sa.union_all(*(
+        sa.select(sa.literal(tag).label('part'), part.c[0].label('root'))
+        for tag, part in enumerate(parts)))).all()
+    sizes = [sum(1 for tag, _ in rows if tag == part)
+             for part in range(len(parts))]
+    whole = count is None or max(sizes) < count
+    merged = sorted({root for _, root in rows})
     return (merged if whole else merged[:count]), whole
 
 
@@ -213,16 +218,24 @@ def _inventory_rows(conn, root_ids, uuid_of):
             for row in rows if row[0] in uuid_of and row[1] in names]
 
 
-def _name_rows(conn, link, name_table, name_column, root_ids, uuid_of):
-    """(provider uuid, trait name or aggregate uuid) of the trees."""
-    query = (sa.select(link.c.resource_provider_id, name_column)
-             .select_from(link.join(name_table, name_table.c.id
-                                    == _link_key(link))
-                          .join(_RP, _RP.c.id
-                                == link.c.resource_provider_id))
-             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
-    return [(uuid_of[rp_id], name) for rp_id, name in conn.execute(query)
-            if rp_id in uuid_of]
+def _name_rows(conn, root_ids, uuid_of):
+    """(provider uuid, trait name) and (provider uuid, aggregate uuid)
+    rows of the trees, read in one statement."""
+    def part(tag, link, key, name):
+        return (sa.select(sa.literal(tag).label('kind'),
+                          link.c.resource_provider_id, name.label('name'))
+                .select_from(link.join(key.table, key.table.c.id
+                                       == _link_key(link))
+                             .join(_RP, _RP.c.id
+                                   == link.c.resource_provider_id))
+                .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
+    query = sa.union_all(part(0, _RPT, _T.c.id, _T.c.name),
+                         part(1, _RPA, _AGG.c.id, _AGG.c.uuid))
+    found = ([], [])
+    for kind, rp_id, name in conn.execute(query):
+        if rp_id in uuid_of:
+            found[kind].append((uuid_of[rp_id], name))
+    return found
 
 
 def _link_key(link):
@@ -287,11 +300,10 @@ class SliceReader:
 def _load_trees(conn, root_ids, anchors):
     providers = _tree_providers(conn, root_ids)
     uuid_of = {rp_id: row[1] for rp_id, row in providers.items()}
+    traits, aggregates = _name_rows(conn, root_ids, uuid_of)
     return candidate_search.Snapshot.from_rows(
         _provider_rows(providers),
-        _inventory_rows(conn, root_ids, uuid_of),
-        _name_rows(conn, _RPT, _T, _T.c.name, root_ids, uuid_of),
-        _name_rows(conn, _RPA, _AGG, _AGG.c.uuid, root_ids, uuid_of),
+        _inventory_rows(conn, root_ids, uuid_of), traits, aggregates,
         # Anchors outside the window are left out: the search must not
         # walk a tree it has not loaded.
         [(uuid_of[s], uuid_of[r]) for s, r in anchors
