@@ -68,6 +68,7 @@ FEATURES = {
     'rc_put_create': (1, 7),
     'allocation_project_user': (1, 8),
     'usages': (1, 9),
+    'allocation_candidates': (1, 10),
     'allocations_link': (1, 11),
     'dict_allocations': (1, 12),
     'multi_consumer_allocations': (1, 13),

@@ -6,6 +6,7 @@ declaration order, which is the order of the ``Allow`` header on 405.
 
 from osc_placement.server.handlers import aggregate
 from osc_placement.server.handlers import allocation
+from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.handlers import inventory
 from osc_placement.server.handlers import resource_class
 from osc_placement.server.handlers import reshaper
@@ -55,4 +56,5 @@ ROUTES = [
         'PUT': allocation.set_allocations,
         'DELETE': allocation.delete_allocations}),
     ('/reshaper', {'POST': reshaper.reshape}),
+    ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
 ]

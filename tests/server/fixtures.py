@@ -197,3 +197,14 @@ class AllocationFixture(APIFixture):
     def start_fixture(self):
         super().start_fixture()
         _seed_allocations(database())
+
+
+class CandidateFixture(APIFixture):
+    """APIFixture plus uuids for the allocation-candidate layouts (the
+    YAML builds them over HTTP)."""
+
+    def start_fixture(self):
+        super().start_fixture()
+        for name in ('CN1_UUID', 'CN2_UUID', 'SS_UUID', 'NUMA0_UUID',
+                     'NUMA1_UUID', 'PF0_UUID', 'PF1_UUID'):
+            os.environ[name] = str(uuid.uuid4())

@@ -546,15 +546,18 @@ class _Combiner:
 def _checkpoints(groups, same_subtrees):
     """For each depth of the walk, the checks decidable from there on:
     each same_subtree set (a frozenset of suffixes) once all its groups are
-    chosen, and '' (the unsuffixed group's traits) once all its classes
-    are."""
+    chosen, and '' (the unsuffixed group's required traits, if any) once
+    all its classes are."""
     last = {}
     for depth, group in enumerate(groups):
         last[group.suffix] = depth
     checks = [[] for _ in groups]
     for suffixes in same_subtrees:
         checks[max(last[s] for s in suffixes)].append(suffixes)
-    if '' in last:
+    # Without required traits the unsuffixed group's check always passes:
+    # skipping it saves a trait union per candidate.
+    if any(not group.use_same_provider and group.required_traits
+           for group in groups):
         checks[last['']].append('')
     return checks
 
@@ -673,13 +676,13 @@ def search(snap, request, options=SearchOptions()):
     are assumed valid (``request.validate_names`` ran first).
     """
     candidates = _collect(_all_walks(snap, request, options.strategy),
-                          _stop_after(request, options))
+                          stop_after(request, options))
     candidates = _apply_limit(candidates, request.limit, options)
     return SearchResult(candidates, _summary_providers(snap, request,
                                                        candidates))
 
 
-def _stop_after(request, options):
+def stop_after(request, options):
     """How many distinct candidates to generate before stopping."""
     caps = []
     if options.max_candidates >= 0:
@@ -692,11 +695,11 @@ def _stop_after(request, options):
     return min(caps) if caps else None
 
 
-def _collect(candidates, stop_after):
+def _collect(candidates, cap):
     seen = {}
     for candidate in candidates:
         seen.setdefault(candidate, None)
-        if stop_after is not None and len(seen) >= stop_after:
+        if cap is not None and len(seen) >= cap:
             break
     return list(seen)
 

@@ -169,7 +169,8 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok):
 
 
 @st.composite
-def requests(draw, cloud):
+def request_pairs(draw, cloud):
+    """(version, query pairs) of a random request, as a client sends it."""
     version = draw(VERSION)
     suffixes = draw(SUFFIXES) if version >= (1, 25) else ['']
     subtree = []
@@ -186,6 +187,12 @@ def requests(draw, cloud):
         pairs.append(('group_policy', draw(POLICY)))
     if version >= (1, 35) and draw(ONE_IN[5]) == 0:
         pairs.append(('root_required', draw(ROOT_REQUIRED)))
+    return version, pairs
+
+
+@st.composite
+def requests(draw, cloud):
+    version, pairs = draw(request_pairs(cloud))
     try:
         return rg.parse_candidate_request(pairs, version)
     except errors.BadRequest:
@@ -337,3 +344,16 @@ def allocations_of(shown, version):
                 for item in shown['allocations']}
     return {uuid: item['resources']
             for uuid, item in shown['allocations'].items()}
+
+
+@st.composite
+def forests(draw):
+    """Like clouds(), but favouring several trees: roots come first in
+    the parent choice."""
+    cloud = draw(clouds())
+    parent = {}
+    for i, uuid in enumerate(cloud.providers):
+        parent[uuid] = draw(st.sampled_from(
+            [None] + [rp_uuid(j) for j in range(i)]))
+    cloud.parent = parent
+    return cloud
