@@ -148,7 +148,7 @@ class HelpersB:
                 continue
             words = line.split()
             method = words[words.index('-X') + 1]
-            url = words[words.index('-X') + 2]
+            url = words[words.index('-X') + 2].strip('"\'')
             path = '/' + url.split('//', 1)[1].split('/', 1)[1]
             found.append((method, path))
         return found
