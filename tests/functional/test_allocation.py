@@ -440,6 +440,31 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
                            'project_id': self.project, 'user_id': self.user,
                            'consumer_type': 'MIGRATION'}], rows)
 
+    def test_writes_keep_the_consumer_type(self):
+        self.allocate(self.consumer, 'rp=%s,VCPU=1' % self.rp,
+                      consumer_type='MIGRATION')
+        # At 1.37 a write does not mention the type, so it stays.
+        self.openstack(['resource', 'provider', 'allocation', 'set',
+                        self.consumer, '--allocation',
+                        'rp=%s,VCPU=2,MEMORY_MB=8' % self.rp,
+                        '--project-id', self.project, '--user-id', self.user])
+        self.openstack(['resource', 'provider', 'allocation', 'unset',
+                        self.consumer, '--resource-class', 'MEMORY_MB'])
+        self.assertEqual(
+            [{'resource_provider': self.rp, 'generation': 4,
+              'resources': {'VCPU': 2}, 'project_id': self.project,
+              'user_id': self.user, 'consumer_type': 'MIGRATION'}],
+            self.show_allocations(self.consumer, version='1.38'))
+
+    def test_help_sends_nothing(self):
+        for command in ('set', 'unset', 'show', 'delete'):
+            result = self.openstack(
+                ['--debug', 'resource', 'provider', 'allocation', command,
+                 '--help'], may_fail=True)
+            self.assertEqual(0, result.code, result.stderr)
+            self.assertIn('usage: ', result.stdout)
+            self.assertEqual([], self.debug_requests(result.stderr))
+
     def test_delete_is_not_capped(self):
         self.allocate(self.consumer, 'rp=%s,VCPU=1' % self.rp)
         result = self.openstack(
@@ -483,6 +508,26 @@ class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
             result = self.assertCommandFails(argv, message)
             self.assertEqual(message, result.stderr.strip().splitlines()[-1])
         self.assertEqual([], self.show_allocations(consumer))
+
+    def test_table_shows_dicts_as_python(self):
+        rp = self.compute_node()
+        consumer = str(uuid.uuid4())
+        self.allocate(consumer, 'rp=%s,VCPU=2,MEMORY_MB=512' % rp)
+        table = self.openstack(['resource', 'provider', 'allocation',
+                                'show', consumer])
+        lines = table.splitlines()
+        self.assertEqual(
+            ['resource_provider', 'generation', 'resources', 'project_id',
+             'user_id', 'consumer_type'],
+            [cell.strip() for cell in lines[1].strip('|').split('|')])
+        self.assertEqual(
+            [rp, '2', "{'VCPU': 2, 'MEMORY_MB': 512}", self.project,
+             self.user, 'INSTANCE'],
+            [cell.strip() for cell in lines[3].strip('|').split('|')])
+        value = self.openstack(['resource', 'provider', 'allocation',
+                                'show', consumer, '-f', 'value', '-c',
+                                'resources'])
+        self.assertEqual("{'VCPU': 2, 'MEMORY_MB': 512}\n", value)
 
     def test_unset_consumer_type_gate(self):
         self.assertCommandFails(

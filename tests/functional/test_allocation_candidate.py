@@ -244,6 +244,12 @@ class CandidateTests(helpers_b.HelpersB):
         w = self.world()
         self.assertEqual({self.alone(w.cn2)},
                          self.candidates('--in-tree', w.cn2))
+        # Per group: the unnamed RC may come from anywhere, VCPU=5 only
+        # from cn1's tree (cn2 has 4).
+        self.assertEqual(set(), self.candidates(
+            '--group', '1', '--resource', 'VCPU=5', '--in-tree', w.cn2))
+        self.assertEqual({self.alone(w.cn1, 'VCPU=5')}, self.candidates(
+            '--group', '1', '--resource', 'VCPU=5', '--in-tree', w.cn1))
 
     def test_mappings(self):
         if not self.since('1.34'):
@@ -272,6 +278,10 @@ class CandidateTests(helpers_b.HelpersB):
                          self.candidates('--root-required', w.trait))
         self.assertEqual({self.alone(w.cn2)},
                          self.candidates('--root-required', '!' + w.trait))
+        self.assertEqual({self.alone(w.cn1)}, self.candidates(
+            '--root-required', AVX, '--root-required', '!' + SSE))
+        self.assertEqual(set(), self.candidates(
+            '--root-required', '%s,%s' % (AVX, SSE)))
 
     def test_same_subtree(self):
         if not self.since('1.36'):
@@ -310,6 +320,18 @@ class CandidateTests(helpers_b.HelpersB):
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource',
              '%s=x' % w.rc], '(HTTP 400)')
+        argparse_errors = [
+            (['--group-policy', 'all'], "argument --group-policy: invalid "
+             "choice: 'all' (choose from 'none', 'isolate')"),
+            (['--limit', 'x'], "argument --limit: invalid int value: 'x'"),
+            (['--member-of', w.agg_a, '--aggregate-uuid', w.agg_b],
+             'argument --aggregate-uuid: not allowed with argument '
+             '--member-of'),
+        ]
+        for options, message in argparse_errors:
+            self.assertCommandFails(
+                ['allocation', 'candidate', 'list', '--resource', 'VCPU=1']
+                + options, message, code=2)
 
 
 class TestCandidates1_10(CandidateTests, base.FunctionalTestCase):
@@ -359,6 +381,25 @@ class TestCandidatesGateAndNegotiation(helpers_b.HelpersB,
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1'],
             helpers_b.gate_error('1.9', '1.10'), version='1.9')
+
+    def test_table(self):
+        rp = self.compute_node()
+        rc = self.create_resource_class()
+        self.set_inventory(rp, 'VCPU=8', '%s=4' % rc)
+        table = self.openstack(['allocation', 'candidate', 'list',
+                                '--resource', '%s=1' % rc], version='1.39')
+        lines = table.splitlines()
+        self.assertEqual(
+            ['#', 'allocation', 'resource provider',
+             'inventory used/capacity', 'traits'],
+            [cell.strip() for cell in lines[1].strip('|').split('|')])
+        self.assertEqual(
+            ['1', '%s=1' % rc, rp, 'VCPU=0/8,%s=0/4' % rc, ''],
+            [cell.strip() for cell in lines[3].strip('|').split('|')])
+        self.assertEqual(5, len(lines))
+        self.assertEqual('\n', self.openstack(
+            ['allocation', 'candidate', 'list', '--resource',
+             '%s=5' % rc], version='1.39'))
 
     def test_negotiated_version_is_the_maximum(self):
         rp = self.compute_node()
