@@ -6,6 +6,7 @@ build its providers; only the command under test runs at ``VERSION``.
 """
 
 import contextlib
+import json
 import uuid
 
 import fixtures
@@ -151,6 +152,18 @@ class HelpersB:
             url = words[words.index('-X') + 2].strip('"\'')
             path = '/' + url.split('//', 1)[1].split('/', 1)[1]
             found.append((method, path))
+        return found
+
+    def debug_bodies(self, stderr):
+        """``(method, path, JSON body)`` of the requests that had one."""
+        found = []
+        requests_ = [line for line in stderr.splitlines()
+                     if line.startswith('REQ: curl')]
+        for line, (method, path) in zip(requests_,
+                                        self.debug_requests(stderr)):
+            if " -d '" in line:
+                body = line.split(" -d '", 1)[1].rstrip("'")
+                found.append((method, path, json.loads(body)))
         return found
 
     @contextlib.contextmanager

@@ -97,6 +97,33 @@ class AllocationTests(helpers_b.HelpersB):
                          self.provider_usages(self.rp1))
         self.assertEqual({'DISK_GB': 10}, self.provider_usages(self.rp2))
 
+    def test_set_requests(self):
+        cmd = self.alloc_cmd('rp=%s,VCPU=1' % self.rp1)
+        result = self.openstack(['--debug'] + cmd, may_fail=True)
+        self.assertEqual(0, result.code, result.stderr)
+        path = '/allocations/' + self.consumer
+        expected = [('PUT', path), ('GET', path)]
+        if helpers_b.at_least(self.VERSION, '1.28'):
+            # The consumer generation is read first.
+            expected.insert(0, ('GET', path))
+        self.assertEqual(expected, self.debug_requests(result.stderr))
+        self.assertEqual([self.VERSION] * len(expected),
+                         self.debug_versions(result.stderr))
+        [(method, _path, body)] = self.debug_bodies(result.stderr)
+        if helpers_b.at_least(self.VERSION, '1.12'):
+            allocations = {self.rp1: {'resources': {'VCPU': 1}}}
+        else:
+            allocations = [{'resource_provider': {'uuid': self.rp1},
+                            'resources': {'VCPU': 1}}]
+        expected_body = {'allocations': allocations}
+        if helpers_b.at_least(self.VERSION, '1.8'):
+            expected_body.update(project_id=self.project, user_id=self.user)
+        if helpers_b.at_least(self.VERSION, '1.28'):
+            expected_body['consumer_generation'] = None
+        if helpers_b.at_least(self.VERSION, '1.38'):
+            expected_body['consumer_type'] = 'INSTANCE'
+        self.assertEqual(expected_body, body)
+
     def test_strings_for_one_provider_are_merged(self):
         rows = self.openstack(self.alloc_cmd(
             'rp=%s,VCPU=1' % self.rp1, 'rp=%s,MEMORY_MB=64,VCPU=1' % self.rp1),
@@ -296,6 +323,25 @@ class ConsumerGenerationTests:
         self.assertConcurrentWinner(generation=2, consumer_type='unknown')
 
 
+class NoConsumerGenerationTests:
+    """Before 1.28 nothing guards the read-modify-write of unset."""
+
+    def test_unset_overwrites_a_concurrent_change(self):
+        self.openstack(self.alloc_cmd('rp=%s,VCPU=1,MEMORY_MB=64'
+                                      % self.rp1), use_json=True)
+        path = '/allocations/' + self.consumer
+
+        def concurrent(send):
+            body = {'allocations': {self.rp1: {'resources': {'VCPU': 3}}},
+                    'project_id': self.project, 'user_id': self.user}
+            send('PUT', path, json=body, version='1.12')
+
+        with self.meanwhile('GET', path, concurrent):
+            rows = self.unset('--resource-class', 'MEMORY_MB')
+        # The other writer's VCPU=3 is lost: last writer wins.
+        self.assertRows([self.expected_row(self.rp1, 4, VCPU=1)], rows)
+
+
 class ConsumerTypeTests:
     """From 1.38 consumers have a type; untyped ones read ``unknown``."""
 
@@ -352,7 +398,8 @@ class TestAllocation1_8(UnsetGateTests, AllocationTests,
     VERSION = '1.8'
 
 
-class TestAllocation1_12(UnsetTests, AllocationTests, base.FunctionalTestCase):
+class TestAllocation1_12(NoConsumerGenerationTests, UnsetTests,
+                         AllocationTests, base.FunctionalTestCase):
     VERSION = '1.12'
 
 
