@@ -57,7 +57,7 @@ class HelpersB:
                       '%s %s: %s' % (method, path, response.text))
         return response.json() if response.content else None
 
-    def create_provider(self, prefix='rp', parent=None):
+    def new_provider(self, prefix='rp', parent=None):
         body = {'name': self.unique(prefix)}
         if parent:
             body['parent_provider_uuid'] = parent
@@ -74,12 +74,12 @@ class HelpersB:
                         {'inventories': inventories,
                          'resource_provider_generation': generation})
 
-    def create_resource_class(self, prefix='CUSTOM_FTB'):
+    def new_resource_class(self, prefix='CUSTOM_FTB'):
         name = self.unique_custom(prefix)
         self.api('PUT', '/resource_classes/' + name)
         return name
 
-    def create_trait(self, prefix='CUSTOM_FT'):
+    def new_trait(self, prefix='CUSTOM_FT'):
         name = self.unique_custom(prefix)
         self.api('PUT', '/traits/' + name)
         return name
@@ -101,12 +101,12 @@ class HelpersB:
 
     def compute_node(self, vcpu=8, memory=4096, prefix='cn'):
         """A root provider with VCPU and MEMORY_MB inventory."""
-        rp = self.create_provider(prefix)
+        rp = self.new_provider(prefix)
         self.set_inventory(rp['uuid'], 'VCPU=%d' % vcpu,
                            'MEMORY_MB=%d' % memory)
         return rp['uuid']
 
-    def allocate(self, consumer, *allocations, **kwargs):
+    def allocate_cli(self, consumer, *allocations, **kwargs):
         """``allocation set`` at SETUP_VERSION unless ``version`` given."""
         ver = kwargs.get('version', SETUP_VERSION)
         cmd = ['resource', 'provider', 'allocation', 'set', consumer]

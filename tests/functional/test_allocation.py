@@ -45,7 +45,7 @@ class AllocationTests(helpers_b.HelpersB):
         self.consumer = str(uuid.uuid4())
         # Generation 1 after the inventory.
         self.rp1 = self.compute_node(vcpu=8, memory=4096)
-        self.rp2 = self.create_provider('disk')['uuid']
+        self.rp2 = self.new_provider('disk')['uuid']
         self.set_inventory(self.rp2, 'DISK_GB=100')
 
     def alloc_cmd(self, *allocations, **kwargs):
@@ -356,8 +356,9 @@ class ConsumerTypeTests:
 
     def test_untyped_consumer_stays_untyped_on_unset(self):
         # Written at 1.37, where there is no type.
-        self.allocate(self.consumer, 'rp=%s,VCPU=2,MEMORY_MB=64' % self.rp1,
-                      'rp=%s,DISK_GB=1' % self.rp2, version='1.37')
+        self.allocate_cli(self.consumer,
+                          'rp=%s,VCPU=2,MEMORY_MB=64' % self.rp1,
+                          'rp=%s,DISK_GB=1' % self.rp2, version='1.37')
         self.assertEqual(['unknown', 'unknown'],
                          [r['consumer_type'] for r in self.show()])
         result = self.openstack(
@@ -488,8 +489,8 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
                            'consumer_type': 'MIGRATION'}], rows)
 
     def test_writes_keep_the_consumer_type(self):
-        self.allocate(self.consumer, 'rp=%s,VCPU=1' % self.rp,
-                      consumer_type='MIGRATION')
+        self.allocate_cli(self.consumer, 'rp=%s,VCPU=1' % self.rp,
+                          consumer_type='MIGRATION')
         # At 1.37 a write does not mention the type, so it stays.
         self.openstack(['resource', 'provider', 'allocation', 'set',
                         self.consumer, '--allocation',
@@ -513,7 +514,7 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
             self.assertEqual([], self.debug_requests(result.stderr))
 
     def test_delete_is_not_capped(self):
-        self.allocate(self.consumer, 'rp=%s,VCPU=1' % self.rp)
+        self.allocate_cli(self.consumer, 'rp=%s,VCPU=1' % self.rp)
         result = self.openstack(
             ['--debug', 'resource', 'provider', 'allocation', 'delete',
              self.consumer], may_fail=True)
@@ -559,7 +560,7 @@ class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
     def test_table_shows_dicts_as_python(self):
         rp = self.compute_node()
         consumer = str(uuid.uuid4())
-        self.allocate(consumer, 'rp=%s,VCPU=2,MEMORY_MB=512' % rp)
+        self.allocate_cli(consumer, 'rp=%s,VCPU=2,MEMORY_MB=512' % rp)
         table = self.openstack(['resource', 'provider', 'allocation',
                                 'show', consumer])
         lines = table.splitlines()

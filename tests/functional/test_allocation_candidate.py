@@ -44,20 +44,20 @@ class World:
     """
 
     def __init__(self, test):
-        self.rc = test.create_resource_class()
-        self.trait = test.create_trait()
+        self.rc = test.new_resource_class()
+        self.trait = test.new_trait()
         self.agg_a, self.agg_b = str(uuid.uuid4()), str(uuid.uuid4())
-        self.cn1 = test.create_provider('cn1')['uuid']
+        self.cn1 = test.new_provider('cn1')['uuid']
         test.set_inventory(self.cn1, 'VCPU=8', 'MEMORY_MB=4096',
                            '%s=10' % self.rc)
         test.set_traits(self.cn1, AVX, self.trait)
         test.set_aggregates(self.cn1, self.agg_a)
-        self.cn2 = test.create_provider('cn2')['uuid']
+        self.cn2 = test.new_provider('cn2')['uuid']
         test.set_inventory(self.cn2, 'VCPU=4', 'MEMORY_MB=2048',
                            '%s=10' % self.rc)
         test.set_traits(self.cn2, SSE)
         test.set_aggregates(self.cn2, self.agg_b)
-        test.allocate(str(uuid.uuid4()), 'rp=%s,VCPU=2' % self.cn1)
+        test.allocate_cli(str(uuid.uuid4()), 'rp=%s,VCPU=2' % self.cn1)
 
 
 class CandidateTests(helpers_b.HelpersB):
@@ -224,7 +224,7 @@ class CandidateTests(helpers_b.HelpersB):
 
     def test_nested_providers(self):
         w = self.world()
-        gpu = self.create_provider('gpu', parent=w.cn2)['uuid']
+        gpu = self.new_provider('gpu', parent=w.cn2)['uuid']
         self.set_inventory(gpu, 'VGPU=2')
         found = self.candidates('--resource', 'VGPU=1')
         if not self.since('1.29'):
@@ -287,7 +287,7 @@ class CandidateTests(helpers_b.HelpersB):
         if not self.since('1.36'):
             return self.assertGate(['--same-subtree', '1,2'], '1.36')
         w = self.world()
-        gpu = self.create_provider('gpu', parent=w.cn1)['uuid']
+        gpu = self.new_provider('gpu', parent=w.cn1)['uuid']
         self.set_inventory(gpu, 'VGPU=2')
         self.set_traits(gpu, 'HW_GPU_API_VULKAN')
         # Group 2 takes nothing; it only says where group 1 must be.
@@ -384,7 +384,7 @@ class TestCandidatesGateAndNegotiation(helpers_b.HelpersB,
 
     def test_table(self):
         rp = self.compute_node()
-        rc = self.create_resource_class()
+        rc = self.new_resource_class()
         self.set_inventory(rp, 'VCPU=8', '%s=4' % rc)
         table = self.openstack(['allocation', 'candidate', 'list',
                                 '--resource', '%s=1' % rc], version='1.39')
@@ -403,7 +403,7 @@ class TestCandidatesGateAndNegotiation(helpers_b.HelpersB,
 
     def test_negotiated_version_is_the_maximum(self):
         rp = self.compute_node()
-        rc = self.create_resource_class()
+        rc = self.new_resource_class()
         self.set_inventory(rp, 'VCPU=8', '%s=4' % rc)
         self.set_traits(rp, AVX)
         result = self.openstack(

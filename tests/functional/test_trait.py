@@ -65,7 +65,7 @@ class TraitTests(helpers_b.HelpersB):
             '--name', 'in:%s,%s_MISSING' % (first, prefix)))
         self.assertEqual([], self.traits(
             '--name', 'startswith:' + prefix, '--associated'))
-        rp = self.create_provider()['uuid']
+        rp = self.new_provider()['uuid']
         self.set_traits(rp, second)
         self.assertEqual([second], self.traits(
             '--name', 'startswith:' + prefix, '--associated'))
@@ -84,8 +84,8 @@ class TraitTests(helpers_b.HelpersB):
                         <= set(self.traits('--name', 'bogus:X')))
 
     def test_provider_traits(self):
-        custom = self.create_trait()
-        rp = self.create_provider()['uuid']
+        custom = self.new_trait()
+        rp = self.new_provider()['uuid']
         self.assertEqual([], self.provider_traits(rp))
         rows = self.openstack(['resource', 'provider', 'trait', 'set', rp,
                                '--trait', custom, '--trait', AVX],
@@ -112,7 +112,7 @@ class TraitTests(helpers_b.HelpersB):
         self.assertEqual([], self.provider_traits(rp))
 
     def test_provider_trait_errors(self):
-        rp = self.create_provider()['uuid']
+        rp = self.new_provider()['uuid']
         missing = self.unique_custom('CUSTOM_NOPE')
         self.assertCommandFails(
             ['resource', 'provider', 'trait', 'set', rp, '--trait', missing],
@@ -128,7 +128,7 @@ class TraitTests(helpers_b.HelpersB):
                             result.stderr)
 
     def test_set_after_concurrent_change_is_refused(self):
-        rp = self.create_provider()['uuid']
+        rp = self.new_provider()['uuid']
         path = '/resource_providers/' + rp
 
         def concurrent(send):
