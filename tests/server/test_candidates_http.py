@@ -8,6 +8,7 @@ the right capacity and usage. Runs on whichever database
 OSC_PLACEMENT_TEST_DB_URL names (SQLite by default).
 """
 
+import time
 import urllib.parse
 
 import hypothesis
@@ -116,6 +117,8 @@ def candidate_keys(body, version):
 
 
 def oracle_keys(expected, version):
+    """The oracle's keys as the body shows them: no mappings before
+    1.34."""
     if version >= (1, 34):
         return expected
     return {(amounts, frozenset()) for amounts, _ in expected}
@@ -152,8 +155,8 @@ class TestEndpointMatchesOracle(AppTestCase):
         self.assertEqual(200, status, body)
         expected, summarised = candidate_oracle.oracle(cloud, request)
         got = candidate_keys(body, version)
-        self.assertEqual(len(body['allocation_requests']), len(got),
-                         'duplicate candidates')
+        # Candidates differing only in mappings look alike before 1.34.
+        self.assertEqual(len(expected), len(body['allocation_requests']))
         self.assertEqual(oracle_keys(expected, version), got)
         self.assertEqual(summarised, set(body['provider_summaries']))
         self._check_summaries(cloud, request, body['provider_summaries'])
@@ -199,8 +202,9 @@ class TestEndpointMatchesOracle(AppTestCase):
                                       pairs + [('limit', str(limit))])
         self.assertEqual(200, status, body)
         got = candidate_keys(body, version)
-        self.assertEqual(limit, len(got))
-        self.assertEqual(len(body['allocation_requests']), len(got))
+        self.assertEqual(limit, len(body['allocation_requests']))
+        if version >= (1, 34):
+            self.assertEqual(limit, len(got), 'duplicate candidates')
         self.assertTrue(got <= oracle_keys(expected, version))
         used = {uuid for amounts, _ in got for uuid, _, _ in amounts}
         if version >= (1, 29):
@@ -263,3 +267,31 @@ class TestProviderFiltersMatchCandidates(AppTestCase):
                        for uuid in request['allocations']}
         self.assertEqual(serving,
                          {rp['uuid'] for rp in listed['resource_providers']})
+
+
+class TestWideTree(AppTestCase):
+    """Upstream bug #2126751: a wide symmetric tree makes the product of
+    per-group options explode (16 PGPUs, 8 groups: ~5e8 orderings). The
+    search stops at ``limit``, so the first candidates come at once."""
+
+    def test_first_candidates_of_a_wide_tree(self):
+        root = props.rp_uuid(0)
+        children = [props.rp_uuid(i) for i in range(1, 17)]
+        parent = dict.fromkeys(children, root)
+        parent[root] = None
+        inventory = {u: {'VGPU': (1, 0, 1, 1, 1, 1.0)} for u in children}
+        inventory[root] = {'VCPU': (8, 0, 1, 8, 1, 1.0)}
+        cloud = candidate_oracle.Cloud(
+            parent, inventory, {}, {u: set() for u in parent},
+            {u: set() for u in parent})
+        write_cloud(self.db, cloud)
+        pairs = [('resources%d' % g, 'VGPU:1') for g in range(1, 9)]
+        pairs += [('group_policy', 'isolate'), ('limit', '10')]
+        start = time.monotonic()
+        status, body = get_candidates(self.app, (1, 39), pairs)
+        self.assertEqual(200, status, body)
+        self.assertEqual(10, len(body['allocation_requests']))
+        # Generous for a shared CI machine; upstream takes hours.
+        self.assertLess(time.monotonic() - start, 10)
+        for request in body['allocation_requests']:
+            self.assertEqual(8, len(request['allocations']))

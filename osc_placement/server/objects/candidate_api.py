@@ -6,6 +6,8 @@ pure. The order of the checks is upstream's: query schema and parameter
 parsing (400), group_policy (400), unknown classes/traits (400), search.
 """
 
+import math
+
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import request_groups
@@ -38,10 +40,12 @@ def answer(request, load_snapshot, options=candidate_search.SearchOptions()):
                                                          snap)
 
 
-# Trees in the first window of a limited request, and how the window
-# grows when it holds too few candidates.
+# The fewest trees a window reads, and how the window grows while no
+# candidate has been found.
 FIRST_WINDOW = 16
 GROWTH = 4
+# Head-room on the trees estimated to hold the missing candidates.
+MARGIN = 1.25
 
 
 def answer_in_windows(request, reader,
@@ -52,20 +56,42 @@ def answer_in_windows(request, reader,
     When only the first N candidates are wanted, the first trees that
     hold N candidates are as good an answer as any: every candidate lies
     in one anchor tree plus the sharing providers serving it, and a window
-    loads those whole. A short window is re-read four times larger, so
-    the total read stays under 4/3 of the last window."""
+    loads those whole. Each further window reads the next trees, as many
+    as the candidates per tree seen so far say are missing, and is
+    searched on its own; the windows' candidates add up (duplicates, from
+    sharing trees read twice, collapse)."""
     wanted = candidate_search.stop_after(request, options)
     count = None if wanted is None else first_window(wanted)
+    found, snaps = {}, []
     while True:
-        snap = reader.snapshot(count)
-        result = candidate_search.search(snap, request, options)
-        if reader.whole or len(result.candidates) >= wanted:
-            return candidate_response.allocation_candidates_body(
-                result, request, snap)
-        count *= GROWTH
+        snaps.append(reader.next_window(count))
+        result = candidate_search.search(snaps[-1], request, options)
+        found.update(dict.fromkeys(result.candidates))
+        if reader.whole or len(found) >= wanted:
+            break
+        count = next_window(wanted, len(found), reader.read, count)
+    if len(snaps) == 1:
+        return candidate_response.allocation_candidates_body(
+            result, request, snaps[0])
+    snap = candidate_search.merge_snapshots(snaps)
+    result = candidate_search.result_of(snap, request,
+                                        list(found)[:wanted], options)
+    return candidate_response.allocation_candidates_body(result, request,
+                                                         snap)
 
 
 def first_window(wanted):
-    # A tree usually holds a candidate or more: ``wanted`` trees tend to
-    # be enough, and a small limit still reads a few trees at once.
-    return max(wanted, FIRST_WINDOW)
+    # Trees often hold two candidates or more (a host's own disk or a
+    # shared one): half of ``wanted`` trees is a fair first guess, and a
+    # short window costs one more read of the next trees, not a re-read.
+    return max(wanted // 2, FIRST_WINDOW)
+
+
+def next_window(wanted, found, read, count):
+    """How many trees to read next, after ``read`` trees held ``found``
+    candidates (fewer than ``wanted``) and the last window was ``count``
+    trees."""
+    if not found:
+        return count * GROWTH
+    missing_trees = (wanted - found) * read / found
+    return max(FIRST_WINDOW, math.ceil(missing_trees * MARGIN))

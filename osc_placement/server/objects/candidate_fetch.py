@@ -127,10 +127,10 @@ def _first_roots(conn, query, root, count):
     return [value for value, in conn.execute(query)]
 
 
-def _window_roots(conn, reader, count):
-    """The first ``count`` roots (all if None) of the trees holding a
-    seed other than a sharing one or served by a sharing seed, and whether
-    that is all of them.
+def _window_roots(conn, reader, count, after):
+    """The first ``count`` roots (all if None) after ``after`` of the
+    trees holding a seed other than a sharing one or served by a sharing
+    seed, and whether no more follow them.
 
     Sharing providers' own trees are left out of the order (they come
     with the trees they serve): created first, as they usually are, they
@@ -140,13 +140,18 @@ def _window_roots(conn, reader, count):
     seeds = reader.seeds
     if reader.sharing is not None:
         seeds = sa.and_(seeds, ~reader.is_sharing)
-    roots = _first_roots(conn, sa.select(_ROOT).where(seeds), _ROOT, count)
+    query = sa.select(_ROOT).where(seeds)
+    if after is not None:
+        query = query.where(_ROOT > after)
+    roots = _first_roots(conn, query, _ROOT, count)
     served = []
     if reader.sharing is not None:
         joined, peer = _served(reader.sharing)
         peer_root = _root_of(peer)
         query = (sa.select(peer_root).select_from(joined)
                  .where(~_is_sharing(reader.sharing_id, peer)))
+        if after is not None:
+            query = query.where(peer_root > after)
         served = _first_roots(conn, query, peer_root, count)
     whole = count is None or (len(roots) < count and len(served) < count)
     merged = sorted(set(roots) | set(served))
@@ -225,12 +230,12 @@ def _link_key(link):
 
 
 class SliceReader:
-    """Reads the slice of one request, whole or a window of its trees.
+    """Reads the slice of one request, whole or window by window.
 
-    ``snapshot(count)`` loads the first ``count`` trees by root id (all if
-    None) plus the sharing providers serving them, so a request with a
-    small ``limit`` reads a few trees instead of the cloud; ``whole`` then
-    tells whether that window held every tree of the slice.
+    ``next_window(count)`` loads the next ``count`` trees by root id (all
+    the rest if None) plus the sharing providers serving them, so a
+    request with a small ``limit`` reads a few trees instead of the cloud;
+    ``whole`` then tells whether no tree is left to read.
 
     class_ids: {class name: id} and trait_ids: {trait name: id} for the
     names the request uses (unknown names already rejected).
@@ -252,11 +257,17 @@ class SliceReader:
         # matches nothing elsewhere.
         self.in_tree = _in_tree_roots(conn, spec.in_tree)
         self.whole = False
+        self.after = None
+        self.read = 0  # trees read so far through the window order
 
-    def snapshot(self, count=None):
+    def next_window(self, count=None):
         roots, self.whole = [], True
         if self.seeds is not None:
-            roots, self.whole = _window_roots(self.conn, self, count)
+            roots, self.whole = _window_roots(self.conn, self, count,
+                                              self.after)
+        if roots:
+            self.after = roots[-1]
+            self.read += len(roots)
         window = self.in_tree | set(roots)
         anchors = []
         if self.sharing is not None:
@@ -289,4 +300,4 @@ def _load_trees(conn, root_ids, anchors):
 
 def load_snapshot(conn, spec, class_ids, trait_ids):
     """The whole slice for ``spec`` (a SliceSpec) as a Snapshot."""
-    return SliceReader(conn, spec, class_ids, trait_ids).snapshot()
+    return SliceReader(conn, spec, class_ids, trait_ids).next_window()

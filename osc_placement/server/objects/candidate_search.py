@@ -682,6 +682,30 @@ def search(snap, request, options=SearchOptions()):
                                                        candidates))
 
 
+def result_of(snap, request, candidates, options=SearchOptions()):
+    """The SearchResult for candidates found in several windows of one
+    slice, ``snap`` their merged snapshot."""
+    candidates = _apply_limit(candidates, request.limit, options)
+    return SearchResult(candidates, _summary_providers(snap, request,
+                                                       candidates))
+
+
+def merge_snapshots(snaps):
+    """One Snapshot of the snapshots of several windows of a slice (each
+    of whole trees; a tree in two of them is the same tree)."""
+    merged = Snapshot(providers={})
+    anchors = collections.defaultdict(frozenset)
+    for snap in snaps:
+        merged.providers.update(snap.providers)
+        merged.inventories.update(snap.inventories)
+        merged.traits.update(snap.traits)
+        merged.aggregates.update(snap.aggregates)
+        for uuid, roots in snap.anchors.items():
+            anchors[uuid] |= roots
+    merged.anchors = dict(anchors)
+    return merged
+
+
 def stop_after(request, options):
     """How many distinct candidates to generate before stopping."""
     caps = []
