@@ -7,12 +7,15 @@ build its providers; only the command under test runs at ``VERSION``.
 
 import contextlib
 import json
+import os
+import urllib.parse
 import uuid
 
 import fixtures
 import requests
 
 from osc_placement import http
+from tests.functional import base
 
 # Set-up commands (providers, inventories, traits, aggregates) run here.
 SETUP_VERSION = '1.39'
@@ -129,6 +132,36 @@ class HelpersB:
         rows = self.openstack(['resource', 'provider', 'usage', 'show', rp],
                               use_json=True, version=SETUP_VERSION)
         return {row['resource_class']: row['usage'] for row in rows}
+
+    def pretend_older_server(self, max_version):
+        """Make the in-process server answer like one whose highest
+        microversion is ``max_version``: 406 with ``max_version`` above
+        it, as Placement does. The other modes skip the test."""
+        if os.environ.get(base.URL_ENV) or \
+                os.environ.get(base.MODE_ENV) == 'process':
+            self.skipTest('needs the in-process server')
+        import wsgi_intercept
+        key = (urllib.parse.urlsplit(self.placement.endpoint).hostname, 80)
+        create, script_name = wsgi_intercept._wsgi_intercept[key]
+        limit = tuple(int(part) for part in max_version.split('.'))
+
+        def older(environ, start_response):
+            asked = environ.get('HTTP_OPENSTACK_API_VERSION', '')
+            asked = asked.replace('placement', '').strip()
+            if asked and asked != 'latest' and tuple(
+                    int(part) for part in asked.split('.')) > limit:
+                error = {'status': 406, 'title': 'Not Acceptable',
+                         'detail': 'Unacceptable version header: %s'
+                                   % asked,
+                         'max_version': max_version, 'min_version': '1.0'}
+                start_response('406 Not Acceptable',
+                               [('Content-Type', 'application/json')])
+                return [json.dumps({'errors': [error]}).encode()]
+            return create()(environ, start_response)
+
+        wsgi_intercept._wsgi_intercept[key] = (lambda: older, script_name)
+        self.addCleanup(wsgi_intercept._wsgi_intercept.__setitem__, key,
+                        (create, script_name))
 
     # --- inspection
 

@@ -184,6 +184,11 @@ class AllocationTests(helpers_b.HelpersB):
         self.assertCommandFails(
             ['resource', 'provider', 'allocation', 'delete', self.consumer],
             NO_ALLOCATIONS % self.consumer + ' (HTTP 404)')
+        # The deleted consumer can start anew. DELETE bumped no provider
+        # generation (as upstream), so rp2 goes from 2 to 3.
+        rows = self.openstack(self.alloc_cmd('rp=%s,DISK_GB=1' % self.rp2),
+                              use_json=True)
+        self.assertRows([self.expected_row(self.rp2, 3, DISK_GB=1)], rows)
 
     def test_set_errors(self):
         self.assertCommandFails(
@@ -242,6 +247,11 @@ class UnsetTests:
         self.set_both()
         self.assertEqual([], self.unset())
         self.assertEqual([], self.show())
+        # The consumer is gone with its allocations: it can start anew
+        # (at 1.28+ the client reads a null consumer generation).
+        rows = self.set_both()
+        self.assertEqual({self.rp1, self.rp2},
+                         {row['resource_provider'] for row in rows})
 
     def test_unset_unknown_consumer(self):
         cmd = ['resource', 'provider', 'allocation', 'unset', self.consumer]
@@ -582,3 +592,99 @@ class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
             ['resource', 'provider', 'allocation', 'unset', str(uuid.uuid4()),
              '--consumer-type', 'INSTANCE'],
             helpers_b.gate_error('1.37', '1.38'), version='1.37')
+
+
+class TestAllocationAgainstOlderServer(helpers_b.HelpersB,
+                                       base.FunctionalTestCase):
+    """The default version against servers older than the client: the
+    406 answer's max_version is used, and gates, required options,
+    requests and columns follow it."""
+
+    def setUp(self):
+        super().setUp()
+        self.consumer = str(uuid.uuid4())
+        self.rp = self.compute_node()
+        self.path = '/allocations/' + self.consumer
+
+    def run_debug(self, *argv):
+        result = self.openstack(['--debug'] + list(argv) + ['-f', 'json'],
+                                may_fail=True)
+        self.assertEqual(0, result.code, result.stderr)
+        return (json.loads(result.stdout), result.stderr)
+
+    def test_server_at_1_7(self):
+        self.pretend_older_server('1.7')
+        rows, stderr = self.run_debug(
+            'resource', 'provider', 'allocation', 'set', self.consumer,
+            '--allocation', 'rp=%s,VCPU=2' % self.rp)
+        self.assertEqual([{'resource_provider': self.rp, 'generation': 2,
+                           'resources': {'VCPU': 2}}], rows)
+        self.assertEqual([('GET', '/'), ('PUT', self.path),
+                          ('GET', self.path)], self.debug_requests(stderr))
+        self.assertEqual(['1.39', '1.7', '1.7'], self.debug_versions(stderr))
+        self.assertIn('Microversion 1.39 not supported in server. Falling '
+                      'back to microversion 1.7', stderr)
+        self.assertCommandFails(
+            ['resource', 'provider', 'allocation', 'unset', self.consumer],
+            helpers_b.gate_error('1.7', '1.12'))
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'list', '--resource', 'VCPU=1'],
+            helpers_b.gate_error('1.7', '1.10'))
+        result = self.openstack(
+            ['resource', 'provider', 'allocation', 'set', self.consumer,
+             '--allocation', 'rp=%s,VCPU=1' % self.rp, '--project-id',
+             self.project, '--user-id', self.user], may_fail=True)
+        self.assertEqual(0, result.code, result.stderr)
+        self.assertIn(USER_WARNING, result.stderr)
+
+    def test_server_at_1_17(self):
+        self.pretend_older_server('1.17')
+        self.assertCommandFails(
+            ['resource', 'provider', 'allocation', 'set', self.consumer,
+             '--allocation', 'rp=%s,VCPU=2' % self.rp],
+            REQUIRED + '--project-id, --user-id', code=2)
+        rows, stderr = self.run_debug(
+            'resource', 'provider', 'allocation', 'set', self.consumer,
+            '--allocation', 'rp=%s,VCPU=2,MEMORY_MB=8' % self.rp,
+            '--project-id', self.project, '--user-id', self.user,
+            '--consumer-type', 'INSTANCE')
+        # No consumer generation to read before 1.28.
+        self.assertEqual([('GET', '/'), ('PUT', self.path),
+                          ('GET', self.path)], self.debug_requests(stderr))
+        self.assertEqual(['1.39', '1.17', '1.17'], self.debug_versions(stderr))
+        self.assertIn(TYPE_WARNING, stderr)
+        expected = {'resource_provider': self.rp, 'generation': 2,
+                    'resources': {'VCPU': 2, 'MEMORY_MB': 8},
+                    'project_id': self.project, 'user_id': self.user}
+        self.assertEqual([expected], rows)
+        rows, stderr = self.run_debug(
+            'resource', 'provider', 'allocation', 'unset', self.consumer,
+            '--resource-class', 'MEMORY_MB')
+        self.assertEqual([dict(expected, generation=3,
+                               resources={'VCPU': 2})], rows)
+        self.assertEqual(['1.39', '1.17', '1.17', '1.17'],
+                         self.debug_versions(stderr))
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'list', '--resource', 'VCPU=1',
+             '--member-of', str(uuid.uuid4())],
+            helpers_b.gate_error('1.17', '1.21'))
+
+    def test_server_at_1_38(self):
+        self.pretend_older_server('1.38')
+        rows, stderr = self.run_debug(
+            'resource', 'provider', 'allocation', 'set', self.consumer,
+            '--allocation', 'rp=%s,VCPU=1' % self.rp,
+            '--project-id', self.project, '--user-id', self.user)
+        self.assertEqual(['1.39', '1.37', '1.37', '1.37'],
+                         self.debug_versions(stderr))
+        self.assertNotIn('consumer_type', rows[0])
+        rows, stderr = self.run_debug(
+            'resource', 'provider', 'allocation', 'unset', self.consumer,
+            '--consumer-type', 'MIGRATION')
+        self.assertEqual([], rows)
+        self.assertEqual(['1.39', '1.38', '1.38', '1.38'],
+                         self.debug_versions(stderr))
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'list', '--resource', 'VCPU=1',
+             '--required', 'HW_CPU_X86_AVX,HW_CPU_X86_SSE'],
+            helpers_b.gate_error('1.38', '1.39'))
