@@ -215,12 +215,15 @@ class CandidateTests(helpers_b.HelpersB):
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1',
              '--group', '1', '--required', AVX],
             '--resource should be provided in group 1')
-        named = ['--group', 'acc_1', '--resource', 'VCPU=1']
-        if not self.since('1.33'):
-            return self.assertGate(named, '1.33')
-        self.assertEqual({self.alone(w.cn1, 'VCPU=1'),
-                          self.alone(w.cn2, 'VCPU=1')},
-                         self.candidates(*named))
+        for name in ('acc_1', '0', '01'):
+            # Before 1.33 only [1-9][0-9]* suffixes are numbers.
+            named = ['--group', name, '--resource', 'VCPU=1']
+            if not self.since('1.33'):
+                self.assertGate(named, '1.33')
+                continue
+            self.assertEqual({self.alone(w.cn1, 'VCPU=1'),
+                              self.alone(w.cn2, 'VCPU=1')},
+                             self.candidates(*named))
 
     def test_nested_providers(self):
         w = self.world()
