@@ -228,18 +228,21 @@ class CandidateTests(helpers_b.HelpersB):
     def test_nested_providers(self):
         w = self.world()
         gpu = self.new_provider('gpu', parent=w.cn2)['uuid']
-        self.set_inventory(gpu, 'VGPU=2')
+        self.set_inventory(gpu, 'VGPU=2', '%s=1' % w.rc)
         found = self.candidates('--resource', 'VGPU=1')
+        gpu_alone = frozenset([(gpu, frozenset(['VGPU=1', '%s=1' % w.rc]))])
         if not self.since('1.29'):
-            # One candidate may not take from two providers of a tree.
-            self.assertEqual(set(), found)
+            # A child may serve a candidate alone, but one candidate may
+            # not take from two providers of a tree.
+            self.assertEqual({gpu_alone}, found)
             return
-        self.assertEqual({frozenset([
-            (w.cn2, frozenset(['%s=1' % w.rc])),
-            (gpu, frozenset(['VGPU=1']))])}, found)
-        if self.since('1.25'):
-            self.assertEqual(found, self.candidates(
-                '--group', '1', '--resource', 'VGPU=1'))
+        root_and_child = frozenset([(w.cn2, frozenset(['%s=1' % w.rc])),
+                                    (gpu, frozenset(['VGPU=1']))])
+        self.assertEqual({gpu_alone, root_and_child}, found)
+        # cn2 has SSE: forbidding it leaves the child alone.
+        self.assertEqual({gpu_alone},
+                         self.candidates('--resource', 'VGPU=1',
+                                         '--forbidden', SSE))
 
     def test_in_tree(self):
         if not self.since('1.31'):
