@@ -30,9 +30,8 @@ class Host:
     """Providers of one registered host, by role."""
 
 
-class TestScenarios(helpers_b.HelpersB, base.FunctionalTestCase):
-
-    VERSION = None  # negotiate, as a user does
+class ScenarioHelpers(helpers_b.HelpersB):
+    """Steps of the scenarios, each through the client."""
 
     def cli(self, *argv):
         return self.openstack(list(argv), use_json=True)
@@ -119,6 +118,11 @@ class TestScenarios(helpers_b.HelpersB, base.FunctionalTestCase):
     def usages(self, rp):
         return {row['resource_class']: row['usage'] for row in
                 self.cli('resource', 'provider', 'usage', 'show', rp)}
+
+
+class TestScenarios(ScenarioHelpers, base.FunctionalTestCase):
+
+    VERSION = None  # negotiate, as a user does
 
     def test_candidates_for_the_host(self):
         h = self.register_host()
@@ -304,3 +308,78 @@ class TestScenarios(helpers_b.HelpersB, base.FunctionalTestCase):
             ['resource', 'provider', 'show', h.cn],
             'No resource provider with uuid %s found (HTTP 404)' % h.cn)
         self.assertEqual('', self.openstack(['trait', 'delete', h.tag]))
+
+
+class TestMigrationScenario(ScenarioHelpers, base.FunctionalTestCase):
+    """A migration with consumer types, the version pinned at 1.39.
+
+    The client has no multi-consumer write, so the move is two
+    ``allocation set``: the source share goes to a MIGRATION consumer,
+    the instance claims the destination; confirming deletes the
+    migration's allocations, reverting moves the instance back.
+    """
+
+    VERSION = '1.39'
+
+    def claim_typed(self, consumer, consumer_type, *allocations):
+        argv = ['resource', 'provider', 'allocation', 'set', consumer,
+                '--project-id', self.project, '--user-id', self.user,
+                '--consumer-type', consumer_type]
+        for rp, resources in allocations:
+            argv += ['--allocation', 'rp=%s,%s' % (rp, ','.join(resources))]
+        return self.cli(*argv)
+
+    def project_usage(self):
+        return sorted(
+            (r['consumer_type'], r['resource_class'], r['usage'],
+             r['consumer_count'])
+            for r in self.cli('resource', 'usage', 'show', self.project))
+
+    def test_migrate_confirm_and_revert(self):
+        source, dest = self.register_host(), self.register_host()
+        instance, migration = str(uuid.uuid4()), str(uuid.uuid4())
+        share = ['VCPU=2', 'MEMORY_MB=1024']
+        rows = self.claim_typed(instance, 'INSTANCE', (source.numa0, share))
+        self.assertEqual([('INSTANCE', self.project, self.user)],
+                         [(r['consumer_type'], r['project_id'],
+                           r['user_id']) for r in rows])
+        self.assertEqual([('INSTANCE', 'MEMORY_MB', 1024, 1),
+                          ('INSTANCE', 'VCPU', 2, 1)], self.project_usage())
+        # Migrate: the source share moves to the migration, the instance
+        # claims a destination candidate.
+        [candidate] = self.candidates(
+            dest, '--group', '1', '--resource', 'VCPU=2', '--resource',
+            'MEMORY_MB=1024', '--required', 'HW_NUMA_ROOT', '--limit', '1')
+        [(target, _resources)] = candidate
+        self.assertIn(target, (dest.numa0, dest.numa1))
+        self.claim_typed(migration, 'MIGRATION', (source.numa0, share))
+        self.claim_typed(instance, 'INSTANCE', (target, share))
+        self.assertEqual([('INSTANCE', 'MEMORY_MB', 1024, 1),
+                          ('INSTANCE', 'VCPU', 2, 1),
+                          ('MIGRATION', 'MEMORY_MB', 1024, 1),
+                          ('MIGRATION', 'VCPU', 2, 1)], self.project_usage())
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 1024},
+                         self.usages(source.numa0))
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 1024}, self.usages(target))
+        # Revert: the instance goes back, the migration is dropped.
+        self.claim_typed(instance, 'INSTANCE', (source.numa0, share))
+        self.assertEqual('', self.openstack(
+            ['resource', 'provider', 'allocation', 'delete', migration]))
+        self.assertEqual({'VCPU': 0, 'MEMORY_MB': 0}, self.usages(target))
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 1024},
+                         self.usages(source.numa0))
+        # Migrate again and confirm: the migration's share is deleted.
+        self.claim_typed(migration, 'MIGRATION', (source.numa0, share))
+        self.claim_typed(instance, 'INSTANCE', (target, share))
+        self.assertEqual('', self.openstack(
+            ['resource', 'provider', 'allocation', 'delete', migration]))
+        self.assertEqual({'VCPU': 0, 'MEMORY_MB': 0},
+                         self.usages(source.numa0))
+        self.assertEqual([('INSTANCE', 'MEMORY_MB', 1024, 1),
+                          ('INSTANCE', 'VCPU', 2, 1)], self.project_usage())
+        rows = self.cli('resource', 'provider', 'allocation', 'show',
+                        instance)
+        self.assertEqual([(target, {'VCPU': 2, 'MEMORY_MB': 1024},
+                           'INSTANCE')],
+                         [(r['resource_provider'], r['resources'],
+                           r['consumer_type']) for r in rows])
