@@ -244,6 +244,25 @@ class CandidateTests(helpers_b.HelpersB):
                          self.candidates('--resource', 'VGPU=1',
                                          '--forbidden', SSE))
 
+    def test_sharing_provider(self):
+        w = self.world()
+        disk = self.new_provider('disk')['uuid']
+        self.set_inventory(disk, 'DISK_GB=100')
+        self.set_traits(disk, 'MISC_SHARES_VIA_AGGREGATE')
+        self.set_aggregates(disk, w.agg_a)
+        # Only cn1 shares an aggregate with the disk. Below 1.12 the
+        # client reads the two providers from a list.
+        found = self.candidates('--resource', 'DISK_GB=10')
+        self.assertEqual({frozenset([(w.cn1, frozenset(['%s=1' % w.rc])),
+                                     (disk, frozenset(['DISK_GB=10']))])},
+                         found)
+        rows = {row['resource provider']: row for row in self.last_rows}
+        self.assertEqual('DISK_GB=0/100',
+                         rows[disk]['inventory used/capacity'])
+        if self.since('1.17'):
+            self.assertEqual('MISC_SHARES_VIA_AGGREGATE',
+                             rows[disk]['traits'])
+
     def test_in_tree(self):
         if not self.since('1.31'):
             return self.assertGate(['--in-tree', str(uuid.uuid4())], '1.31')
