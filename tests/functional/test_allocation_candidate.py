@@ -345,6 +345,22 @@ class CandidateTests(helpers_b.HelpersB):
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource',
              '%s=x' % w.rc], '(HTTP 400)')
+        base_cmd = ['allocation', 'candidate', 'list', '--resource',
+                    '%s=1' % w.rc]
+        if self.since('1.17'):
+            self.assertCommandFails(
+                base_cmd + ['--required', missing],
+                'No such trait(s): %s. (HTTP 400)' % missing)
+        if self.since('1.21'):
+            self.assertCommandFails(
+                base_cmd + ['--member-of', 'not-a-uuid'],
+                "Invalid query string parameters: Expected 'member_of' "
+                "parameter to contain valid UUID(s). Got: not-a-uuid "
+                "(HTTP 400)")
+        if self.since('1.31'):
+            # An unknown tree is no error: there is just nothing in it.
+            self.assertEqual(set(), self.candidates(
+                '--in-tree', str(uuid.uuid4())))
         argparse_errors = [
             (['--group-policy', 'all'], "argument --group-policy: invalid "
              "choice: 'all' (choose from 'none', 'isolate')"),
