@@ -65,7 +65,9 @@ OPT_IN_COLUMNS = ('mappings',)
 
 RESOURCE_FORMAT_ERROR = ('Arguments to --resource must be of form '
                          '<resource_class>=<value>')
-_NUMBER = re.compile(r'^[0-9]+$')
+# Before 1.33 a suffix is a number without leading zeros: '0' and '01'
+# are names, as the server's own pattern has it.
+_NUMBER = re.compile(r'^[1-9][0-9]*$')
 
 
 def new_group():

@@ -305,6 +305,14 @@ class TestQueryAndGates(CandidateTestCase):
         self.assert_gate('1.32', '1.33', '--group', 'COMPUTE',
                          '--resource', 'VCPU=1')
 
+    def test_zero_and_leading_zeros_are_names(self):
+        # Before 1.33 the server takes [1-9][0-9]* suffixes only.
+        for name in ('0', '01'):
+            self.assert_gate('1.32', '1.33', '--resource', 'VCPU=1',
+                             '--group', name, '--resource', 'VGPU=1')
+            self.rows('1.33', '--group', name, '--resource', 'VGPU=1')
+            self.assertEqual(['VGPU:1'], self.query()['resources' + name])
+
     def test_group_without_resource_is_one_line(self):
         self.assert_fails('--resource should be provided in group 1',
                           '1.25', '--resource', 'VCPU=1', '--group', '1',
