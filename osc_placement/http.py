@@ -51,8 +51,7 @@ class SessionClient:
             self._negotiated_version = self._negotiate()
         if self._ceiling is None:
             return self._negotiated_version
-        return min(self._negotiated_version, self._ceiling,
-                   key=version._as_version)
+        return version.lowest(self._negotiated_version, self._ceiling)
 
     @property
     def negotiating(self):
@@ -115,7 +114,7 @@ def _server_max_version(response):
         server_max = version.parse(advertised)
     except (ValueError, KeyError, IndexError, TypeError):
         return version.MIN_VERSION
-    return min(server_max, version.MAX_VERSION, key=version._as_version)
+    return version.lowest(server_max, version.MAX_VERSION)
 
 
 class translated_errors:

@@ -107,6 +107,11 @@ def parse(text):
     return str(_Version(text))
 
 
+def lowest(*versions):
+    """The oldest of some ``X.Y`` versions, compared numerically."""
+    return min(versions, key=_as_version)
+
+
 def is_supported(text):
     """True for '1' (negotiate) and every microversion in the table."""
     if text in NEGOTIATE_VERSIONS:

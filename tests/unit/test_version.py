@@ -28,6 +28,9 @@ class TestParsing(testtools.TestCase):
             self.assertRaisesRegex(ValueError, 'invalid version number',
                                    version.parse, bad)
 
+    def test_lowest_compares_numerically(self):
+        self.assertEqual('1.9', version.lowest('1.10', '1.9', '1.39'))
+
     def test_supported_values(self):
         for good in ('1', '1.0', '1.29', '1.30', '1.36', '1.39', '1.05'):
             self.assertTrue(version.is_supported(good), good)
