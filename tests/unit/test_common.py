@@ -1,4 +1,5 @@
 import argparse
+import io
 import logging
 
 import fixtures
@@ -51,7 +52,6 @@ class TestMemberOf(testtools.TestCase):
         self.assertIn(common.AGGREGATE_UUID_DEPRECATION, logs.output)
 
     def test_options_are_mutually_exclusive(self):
-        self.useFixture(fixtures.MonkeyPatch('sys.stderr', open('/dev/null',
-                                                                'w')))
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
         self.assertRaises(SystemExit, self.parse, '--member-of', 'a',
                           '--aggregate-uuid', 'b')
