@@ -89,7 +89,11 @@ def _seed_clause(spec, class_ids, trait_ids):
 
 
 def _root_of(provider):
-    return sa.func.coalesce(provider.c.root_provider_id, provider.c.id)
+    # The bare column, not coalesce(root, id): every provider's root is
+    # set in the transaction that creates it (a root names itself), and
+    # only the bare column lets the database walk the root index in order
+    # and stop after a window's roots instead of sorting every tree.
+    return provider.c.root_provider_id
 
 
 _ROOT = _root_of(_RP)
