@@ -225,6 +225,11 @@ class SliceSpec:
        whole trees, all classes (1.27) and all traits, and root_required
        and member_of look at roots.
 
+    5. Optionally, ``tree_aggregates`` (None: no constraint) narrows the
+       trees: every candidate's anchor tree holds a provider in one of
+       these aggregates, or is served by a sharing provider in one of
+       them, so other trees may be left out.
+
     Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
     tests/unit/server/test_candidate_properties.py checks that a slice
     built this way gives the same answer as the whole cloud.
@@ -235,6 +240,7 @@ class SliceSpec:
     aggregates: frozenset
     in_tree: frozenset
     positive_filter_providers: bool
+    tree_aggregates: frozenset = None
 
 
 def snapshot_needs(request):
@@ -253,7 +259,22 @@ def snapshot_needs(request):
         aggregates=frozenset(aggregates),
         in_tree=frozenset(g.in_tree for g in request.groups if g.in_tree),
         positive_filter_providers=any(not g.resources
-                                      for g in request.groups))
+                                      for g in request.groups),
+        tree_aggregates=_tree_aggregates(request))
+
+
+def _tree_aggregates(request):
+    """The smallest any-of set of aggregates named by some member_of, or
+    None.
+
+    Every candidate meets every group's member_of: each any-of set is met
+    by a provider of the group (a sharing one serving the anchor tree,
+    or one of the tree) or, for the unsuffixed group, by the anchor root.
+    So the anchor tree, or a sharing provider serving it, is in one of
+    the set's aggregates -- a filter the SQL can apply while choosing the
+    trees, instead of reading every tree with room and dropping most."""
+    sets = [any_of for group in request.groups for any_of in group.member_of]
+    return min(sets, key=len) if sets else None
 
 
 # --------------------------------------------------------------------------
