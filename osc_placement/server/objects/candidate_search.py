@@ -372,6 +372,11 @@ class _GroupSearch:
         # if it cannot take the amount: neither depends on the anchor,
         # and a sharing provider is asked once per tree it serves.
         self._class_option_of = {}
+        # Most requests name no aggregate and no in_tree: every provider
+        # the tree index offers an anchor then pairs with it, and
+        # _pair_ok's four aggregate lookups per option can be skipped.
+        self._any_pair_ok = not (group.member_of or group.forbidden_aggs
+                                 or self.tree is not None)
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -460,6 +465,8 @@ class _GroupSearch:
         return self._class_option_of[key]
 
     def _pair_ok(self, uuid, anchor):
+        if self._any_pair_ok:
+            return True
         if self.snap.root(uuid) == anchor:
             if not self.in_tree(uuid):
                 return False
@@ -661,6 +668,21 @@ def _tree_can_cover(snap, demand, levels):
     return True
 
 
+# The most combinations a walk may have and skip _tree_can_cover: the
+# check only prunes (the walk tests every sum itself), and costs about as
+# much as walking a few combinations.
+SMALL_WALK = 4
+
+
+def _walk_is_small(levels):
+    size = 1
+    for level in levels:
+        size *= len(level.options)
+        if size > SMALL_WALK:
+            return False
+    return True
+
+
 def _anchor_walks(snap, request):
     """Lazily, one generator of candidates per viable anchor root."""
     index = _TreeIndex(snap)
@@ -677,7 +699,8 @@ def _anchor_walks(snap, request):
                 break  # a group that cannot fit ends this anchor
             levels += group_levels
         else:
-            if _tree_can_cover(snap, demand, levels):
+            if (_walk_is_small(levels)
+                    or _tree_can_cover(snap, demand, levels)):
                 yield _Combiner(snap, request,
                                 _most_constrained_first(levels)).walk()
 
