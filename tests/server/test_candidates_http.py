@@ -187,6 +187,36 @@ class TestEndpointMatchesOracle(AppTestCase):
         one to three trees): the answer must still be ``limit`` of the
         oracle's candidates with whole-tree summaries."""
         version, pairs = data.draw(props.request_pairs(cloud))
+        self._check_limited(cloud, version, pairs, limit, window)
+
+    @SETTINGS
+    @hypothesis.given(props.forests(), st.data(), st.integers(1, 3),
+                      st.integers(1, 3))
+    def test_member_of_windows(self, cloud, data, limit, window):
+        """member_of narrows the trees in SQL (SliceSpec.tree_aggregates):
+        every request here has one, whole and read in windows."""
+        version, pairs = data.draw(props.request_pairs(cloud))
+        if version < (1, 24):  # a second member_of needs 1.24
+            hypothesis.reject()
+        suffix = data.draw(st.sampled_from(sorted(
+            {key[len('resources'):] for key, _ in pairs
+             if key.startswith('resources')} or {''})))
+        pairs = pairs + [('member_of' + suffix,
+                          props.member_of_value(data.draw, version))]
+        try:
+            request = rg.parse_candidate_request(pairs, version)
+        except Exception:
+            hypothesis.reject()
+        expected, _ = candidate_oracle.oracle(cloud, request)
+        write_cloud(self.db, cloud)
+        status, body = get_candidates(self.app, version, pairs)
+        self.assertEqual(200, status, body)
+        self.assertEqual(oracle_keys(expected, version),
+                         candidate_keys(body, version))
+        if len(expected) > limit:
+            self._check_limited(cloud, version, pairs, limit, window)
+
+    def _check_limited(self, cloud, version, pairs, limit, window):
         if version < (1, 16):
             hypothesis.reject()
         try:

@@ -89,7 +89,11 @@ def _seed_clause(spec, class_ids, trait_ids):
 
 
 def _root_of(provider):
-    return sa.func.coalesce(provider.c.root_provider_id, provider.c.id)
+    # The bare column, not coalesce(root, id): every provider's root is
+    # set in the transaction that creates it (a root names itself), and
+    # only the bare column lets the database walk the root index in order
+    # and stop after a window's roots instead of sorting every tree.
+    return provider.c.root_provider_id
 
 
 _ROOT = _root_of(_RP)
@@ -117,6 +121,22 @@ def _served(sharing):
     return joined, peer
 
 
+def _has_aggregate(provider_id, agg_uuids):
+    """The provider is in one of the aggregates ``agg_uuids``."""
+    link, agg = _RPA.alias('link'), _AGG.alias('agg')
+    return sa.exists().where(link.c.resource_provider_id == provider_id,
+                             link.c.aggregate_id == agg.c.id,
+                             agg.c.uuid.in_(sorted(agg_uuids)))
+
+
+def _tree_has_aggregate(root, agg_uuids):
+    """Some provider of the tree rooted at ``root`` is in one of the
+    aggregates ``agg_uuids``."""
+    member = _RP.alias('member')
+    return sa.exists().where(member.c.root_provider_id == root,
+                             _has_aggregate(member.c.id, agg_uuids))
+
+
 def _first_roots(query, root, count):
     """The first ``count`` (all if None) distinct ``root`` values of
     ``query`` by id, as a subquery: the database walks the root index and
@@ -142,6 +162,11 @@ def _window_roots(conn, reader, count, after):
     if reader.sharing is not None:
         seeds = sa.and_(seeds, ~reader.is_sharing)
     query = sa.select(_ROOT).where(seeds)
+    aggs = reader.tree_aggregates
+    if aggs is not None:
+        # A tree served by a sharing provider in ``aggs`` but with no
+        # provider of its own in them comes through the second part.
+        query = query.where(_tree_has_aggregate(_ROOT, aggs))
     if after is not None:
         query = query.where(_ROOT > after)
     parts = [_first_roots(query, _ROOT, count)]
@@ -150,6 +175,10 @@ def _window_roots(conn, reader, count, after):
         peer_root = _root_of(peer)
         query = (sa.select(peer_root).select_from(joined)
                  .where(~_is_sharing(reader.sharing_id, peer)))
+        if aggs is not None:
+            query = query.where(sa.or_(
+                _tree_has_aggregate(peer_root, aggs),
+                _has_aggregate(reader.sharing.c.id, aggs)))
         if after is not None:
             query = query.where(peer_root > after)
         parts.append(_first_roots(query, peer_root, count))
@@ -261,6 +290,7 @@ class SliceReader:
                    for rc, amount in spec.min_amounts.items()},
             {name: trait_ids[name] for name in spec.traits
              if name in trait_ids})
+        self.tree_aggregates = spec.tree_aggregates
         self.sharing_id = trait_ids.get(candidate_search.SHARING_TRAIT)
         self.sharing = self.is_sharing = None
         if self.seeds is not None and self.sharing_id is not None:

@@ -42,6 +42,7 @@ Deliberate differences from upstream (all where upstream is accidental):
 
 import collections
 import dataclasses
+import functools
 import itertools
 import random
 
@@ -75,12 +76,14 @@ class Inventory:
     allocation_ratio: float = 1.0
     used: int = 0
 
-    @property
+    # Cached: the search asks for them once per option and per sum, many
+    # thousand times per request, and the fields never change.
+    @functools.cached_property
     def capacity(self):
         # Compared as a float product, as upstream's SQL does.
         return (self.total - self.reserved) * self.allocation_ratio
 
-    @property
+    @functools.cached_property
     def summary_capacity(self):
         # Truncated to int in summaries and in the summed-amount check.
         return int(self.capacity)
@@ -96,6 +99,7 @@ class Inventory:
         return (self.used + amount <= self.summary_capacity
                 and amount <= self.max_unit)
 
+    @functools.cached_property
     def free_for_sums(self):
         return max(0, min(self.summary_capacity - self.used, self.max_unit))
 
@@ -221,6 +225,11 @@ class SliceSpec:
        whole trees, all classes (1.27) and all traits, and root_required
        and member_of look at roots.
 
+    5. Optionally, ``tree_aggregates`` (None: no constraint) narrows the
+       trees: every candidate's anchor tree holds a provider in one of
+       these aggregates, or is served by a sharing provider in one of
+       them, so other trees may be left out.
+
     Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
     tests/unit/server/test_candidate_properties.py checks that a slice
     built this way gives the same answer as the whole cloud.
@@ -231,6 +240,7 @@ class SliceSpec:
     aggregates: frozenset
     in_tree: frozenset
     positive_filter_providers: bool
+    tree_aggregates: frozenset = None
 
 
 def snapshot_needs(request):
@@ -249,7 +259,22 @@ def snapshot_needs(request):
         aggregates=frozenset(aggregates),
         in_tree=frozenset(g.in_tree for g in request.groups if g.in_tree),
         positive_filter_providers=any(not g.resources
-                                      for g in request.groups))
+                                      for g in request.groups),
+        tree_aggregates=_tree_aggregates(request))
+
+
+def _tree_aggregates(request):
+    """The smallest any-of set of aggregates named by some member_of, or
+    None.
+
+    Every candidate meets every group's member_of: each any-of set is met
+    by a provider of the group (a sharing one serving the anchor tree,
+    or one of the tree) or, for the unsuffixed group, by the anchor root.
+    So the anchor tree, or a sharing provider serving it, is in one of
+    the set's aggregates -- a filter the SQL can apply while choosing the
+    trees, instead of reading every tree with room and dropping most."""
+    sets = [any_of for group in request.groups for any_of in group.member_of]
+    return min(sets, key=len) if sets else None
 
 
 # --------------------------------------------------------------------------
@@ -343,6 +368,15 @@ class _GroupSearch:
         self.group = group
         self.index = index
         self.tree = _in_tree_root(snap, group)
+        # (uuid, class) -> the provider's option for the class, or None
+        # if it cannot take the amount: neither depends on the anchor,
+        # and a sharing provider is asked once per tree it serves.
+        self._class_option_of = {}
+        # Most requests name no aggregate and no in_tree: every provider
+        # the tree index offers an anchor then pairs with it, and
+        # _pair_ok's four aggregate lookups per option can be skipped.
+        self._any_pair_ok = not (group.member_of or group.forbidden_aggs
+                                 or self.tree is not None)
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -410,16 +444,29 @@ class _GroupSearch:
     # per class so that capacity prunes it like any other group.
 
     def _class_options(self, anchor, rc):
-        amount = self.group.resources[rc]
-        return [_Option(amounts=((uuid, rc, amount),),
-                        providers=frozenset([uuid]))
-                for uuid in self.index.local_providers(anchor)
-                # A provider with a forbidden trait fails every choice.
-                if not self.has_forbidden_trait(uuid)
-                and self.can_take(uuid, rc, amount)
-                and self._pair_ok(uuid, anchor)]
+        options = []
+        for uuid in self.index.local_providers(anchor):
+            option = self._class_option(uuid, rc)
+            if option is not None and self._pair_ok(uuid, anchor):
+                options.append(option)
+        return options
+
+    def _class_option(self, uuid, rc):
+        key = (uuid, rc)
+        if key not in self._class_option_of:
+            amount = self.group.resources[rc]
+            option = None
+            # A provider with a forbidden trait fails every choice.
+            if (not self.has_forbidden_trait(uuid)
+                    and self.can_take(uuid, rc, amount)):
+                option = _Option(amounts=((uuid, rc, amount),),
+                                 providers=frozenset([uuid]))
+            self._class_option_of[key] = option
+        return self._class_option_of[key]
 
     def _pair_ok(self, uuid, anchor):
+        if self._any_pair_ok:
+            return True
         if self.snap.root(uuid) == anchor:
             if not self.in_tree(uuid):
                 return False
@@ -472,7 +519,7 @@ class _Combiner:
         self.checks = _checkpoints(self.groups, request.same_subtrees)
 
     def walk(self):
-        yield from self._extend(0, [], collections.Counter())
+        yield from self._extend(0, [], {})
 
     def _extend(self, depth, chosen, sums):
         if depth == len(self.levels):
@@ -488,12 +535,14 @@ class _Combiner:
             chosen.pop()
 
     def _add(self, sums, option):
-        new_sums = sums.copy()
+        # A plain dict: copying a Counter goes through Counter.update,
+        # several times slower, and this runs once per option tried.
+        new_sums = dict(sums)
         for uuid, rc, amount in option.amounts:
-            new_sums[(uuid, rc)] += amount
-            inv = self.snap.inventory(uuid, rc)
-            if not inv.can_hold_sum(new_sums[(uuid, rc)]):
+            total = new_sums.get((uuid, rc), 0) + amount
+            if not self.snap.inventory(uuid, rc).can_hold_sum(total):
                 return None
+            new_sums[(uuid, rc)] = total
         return new_sums
 
     def _still_valid(self, depth, chosen):
@@ -578,35 +627,58 @@ def _one_is_ancestor_of_all(snap, uuids):
 
 
 def _make_candidate(groups, chosen, sums):
-    per_provider = collections.defaultdict(list)
-    for (uuid, rc), amount in sums.items():
-        per_provider[uuid].append((rc, amount))
-    mappings = collections.defaultdict(set)
+    # One sort of the (uuid, class) keys orders both the providers and
+    # each provider's classes (both keys are unique), instead of a sort
+    # per provider and one of the providers.
+    per_provider = {}
+    for (uuid, rc), amount in sorted(sums.items()):
+        per_provider.setdefault(uuid, []).append((rc, amount))
+    mappings = {}
     for group, option in zip(groups, chosen):
-        mappings[group.suffix] |= option.providers
+        mappings.setdefault(group.suffix, set()).update(option.providers)
     return Candidate(
-        allocations=tuple(sorted((uuid, tuple(sorted(resources)))
-                                 for uuid, resources in per_provider.items())),
+        allocations=tuple((uuid, tuple(resources))
+                          for uuid, resources in per_provider.items()),
         mappings=tuple(sorted((suffix, tuple(sorted(uuids)))
                               for suffix, uuids in mappings.items())))
 
 
-def _tree_can_cover(snap, groups, levels):
-    """Cheap necessary condition: for every class, the free capacity of all
-    distinct providers offering it under this anchor covers the summed
-    demand of all groups. A tree failing it never enters the product."""
+def _demand(groups):
+    """{class: amount summed over all groups}."""
     demand = collections.Counter()
     for group in groups:
         demand.update(group.resources)
+    return demand
+
+
+def _tree_can_cover(snap, demand, levels):
+    """Cheap necessary condition: for every class, the free capacity of all
+    distinct providers offering it under this anchor covers the summed
+    ``demand`` of all groups. A tree failing it never enters the product."""
     offered = collections.defaultdict(set)
     for level in levels:
         for option in level.options:
             for uuid, rc, _ in option.amounts:
                 offered[rc].add(uuid)
     for rc, needed in demand.items():
-        supply = sum(snap.inventory(u, rc).free_for_sums()
+        supply = sum(snap.inventory(u, rc).free_for_sums
                      for u in offered[rc])
         if supply < needed:
+            return False
+    return True
+
+
+# The most combinations a walk may have and skip _tree_can_cover: the
+# check only prunes (the walk tests every sum itself), and costs about as
+# much as walking a few combinations.
+SMALL_WALK = 4
+
+
+def _walk_is_small(levels):
+    size = 1
+    for level in levels:
+        size *= len(level.options)
+        if size > SMALL_WALK:
             return False
     return True
 
@@ -616,6 +688,7 @@ def _anchor_walks(snap, request):
     index = _TreeIndex(snap)
     searches = [_GroupSearch(snap, group, index) for group in request.groups]
     anchor_ok = _root_filter(snap, request)
+    demand = _demand(request.groups)
     for anchor in index.anchors:
         if not anchor_ok(anchor):
             continue
@@ -626,7 +699,8 @@ def _anchor_walks(snap, request):
                 break  # a group that cannot fit ends this anchor
             levels += group_levels
         else:
-            if _tree_can_cover(snap, request.groups, levels):
+            if (_walk_is_small(levels)
+                    or _tree_can_cover(snap, demand, levels)):
                 yield _Combiner(snap, request,
                                 _most_constrained_first(levels)).walk()
 
