@@ -57,7 +57,7 @@ class CreateResourceClass(common.PlacementCommand, command.Command):
 
 
 class SetResourceClass(common.PlacementCommand, command.Command):
-    """Create the resource class identified by ``<name>`` if it is missing.
+    """Create the resource class identified by <name> if it is missing.
 
     Unlike ``openstack resource class create``, this command also succeeds
     if the resource class already exists, which makes it an idempotent
@@ -78,7 +78,7 @@ class SetResourceClass(common.PlacementCommand, command.Command):
 
 
 class ShowResourceClass(common.PlacementCommand, show.ShowOne):
-    """Return a representation of the resource class identified by ``<name>``.
+    """Return a representation of the resource class identified by <name>.
 
     This command requires at least ``--os-placement-api-version 1.2``.
     """
@@ -96,7 +96,7 @@ class ShowResourceClass(common.PlacementCommand, show.ShowOne):
 
 
 class DeleteResourceClass(common.PlacementCommand, command.Command):
-    """Delete the resource class identified by ``<name>``.
+    """Delete the resource class identified by <name>.
 
     Only custom resource classes can be deleted, and only while no provider
     has inventory of them.

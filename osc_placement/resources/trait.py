@@ -112,7 +112,7 @@ class CreateTrait(common.PlacementCommand, command.Command):
 
 
 class DeleteTrait(common.PlacementCommand, command.Command):
-    """Delete the trait specified by ``<name>``.
+    """Delete the trait specified by <name>.
 
     Only custom traits that no resource provider has can be deleted.
 
@@ -131,7 +131,7 @@ class DeleteTrait(common.PlacementCommand, command.Command):
 
 
 class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
-    """List traits associated with the resource provider ``<uuid>``.
+    """List traits associated with the resource provider <uuid>.
 
     This command requires at least ``--os-placement-api-version 1.6``.
     """
@@ -149,7 +149,7 @@ class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
 
 class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
-    """Associate traits with the resource provider ``<uuid>``.
+    """Associate traits with the resource provider <uuid>.
 
     All the associated traits are replaced by the traits given; with no
     ``--trait`` the provider is left with none. The provider generation is
@@ -180,7 +180,7 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
 
 class DeleteResourceProviderTrait(common.PlacementCommand, command.Command):
-    """Dissociate all the traits from the resource provider ``<uuid>``.
+    """Dissociate all the traits from the resource provider <uuid>.
 
     The server does this without a generation check, so a concurrent
     ``resource provider trait set`` may win or lose; use ``trait set``
