@@ -107,6 +107,11 @@ def parse(text):
     return str(_Version(text))
 
 
+def at_least(ver, first):
+    """True when microversion ``ver`` is ``first`` or newer."""
+    return _as_version(ver) >= _as_version(first)
+
+
 def lowest(*versions):
     """The oldest of some ``X.Y`` versions, compared numerically."""
     return min(versions, key=_as_version)

@@ -112,7 +112,7 @@ def _amount(rc, value):
 
 def allocations_payload(allocations, ver):
     """The ``allocations`` member of a PUT, in the shape ``ver`` expects."""
-    if common.at_least(ver, DICT_ALLOCATIONS_VERSION):
+    if version.at_least(ver, DICT_ALLOCATIONS_VERSION):
         return {rp: {'resources': resources}
                 for rp, resources in allocations.items()}
     return [{'resource_provider': {'uuid': rp}, 'resources': resources}
@@ -205,7 +205,8 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
         for option, dest, first in CONSUMER_OPTIONS:
             parser.add_argument(
                 option, metavar=dest, dest=dest,
-                required=bool(requested and common.at_least(requested, first)),
+                required=bool(requested
+                              and version.at_least(requested, first)),
                 help='%s This option is required starting from '
                      '``--os-placement-api-version %s``.'
                      % (helps[dest], first))
@@ -225,7 +226,7 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 
     def _require_consumer_options(self, parsed_args, ver):
         missing = [option for option, dest, first in CONSUMER_OPTIONS
-                   if common.at_least(ver, first)
+                   if version.at_least(ver, first)
                    and getattr(parsed_args, dest) is None]
         if missing:
             self._parser.error('the following arguments are required: %s'
@@ -233,13 +234,13 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 
     def _payload(self, url, allocations, parsed_args, ver):
         payload = {'allocations': allocations_payload(allocations, ver)}
-        if common.at_least(ver, CONSUMER_GENERATION_VERSION):
+        if version.at_least(ver, CONSUMER_GENERATION_VERSION):
             # None for a consumer that has no allocations yet.
             current = self.get_json(url)
             payload['consumer_generation'] = current.get(
                 'consumer_generation')
         for _option, dest, first in CONSUMER_OPTIONS:
-            if common.at_least(ver, first):
+            if version.at_least(ver, first):
                 payload[dest] = getattr(parsed_args, dest)
         return payload
 
@@ -247,7 +248,7 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 def warn_about_ignored_options(parsed_args, ver):
     for dests, first, warning in IGNORED_OPTION_WARNINGS:
         given = any(getattr(parsed_args, dest) for dest in dests)
-        if given and not common.at_least(ver, first):
+        if given and not version.at_least(ver, first):
             LOG.warning(warning)
 
 
@@ -309,7 +310,7 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
         return allocation_table(self.get_json(url), ver)
 
     def _write_back(self, url, current, remaining, parsed_args, ver):
-        if not common.at_least(ver, CONSUMER_GENERATION_VERSION):
+        if not version.at_least(ver, CONSUMER_GENERATION_VERSION):
             # Before 1.28 an empty allocation set cannot be PUT; deleting
             # the consumer's allocations is the same thing.
             if remaining:
@@ -335,7 +336,7 @@ def typed_payload(payload, parsed_args, ver):
     server refuses to take back at 1.38+. Writing at 1.37, where the type
     is not part of the request, leaves it untyped as it was.
     """
-    if not common.at_least(ver, CONSUMER_TYPE_VERSION):
+    if not version.at_least(ver, CONSUMER_TYPE_VERSION):
         return {}
     if parsed_args.consumer_type:
         payload['consumer_type'] = parsed_args.consumer_type

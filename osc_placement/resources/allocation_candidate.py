@@ -305,7 +305,7 @@ def check_group_has_resources(name, group, parsed_args, ver):
 
 
 def _may_be_resourceless(name, parsed_args, ver):
-    return (common.at_least(ver, RESOURCELESS_GROUPS_VERSION)
+    return (version.at_least(ver, RESOURCELESS_GROUPS_VERSION)
             and name in same_subtree_names(parsed_args.same_subtree))
 
 

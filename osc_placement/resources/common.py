@@ -117,17 +117,6 @@ def dict_properties(item, fields):
     return tuple(item.get(field, '') for field in fields)
 
 
-def columns_at(ver, columns_by_version):
-    """The columns a version shows, from ``(min_version, columns)`` rows.
-
-    Each row whose version is reached adds its columns, in table order.
-    """
-    return tuple(column
-                 for since, columns in columns_by_version
-                 if version.compare(ver, version.ge(since), exc=False)
-                 for column in columns)
-
-
 def check_option_gates(command, parsed_args, gates):
     """Check ``(dest, applies, min_version)`` gates in table order.
 
@@ -262,15 +251,11 @@ def _is_terminal(stream):
         return False
 
 
-def at_least(ver, first):
-    """True when microversion ``ver`` is ``first`` or newer."""
-    return version.compare(ver, version.ge(first), exc=False)
-
-
 def available_at(table, ver):
     """The names in ``table`` that microversion ``ver`` has.
 
     ``table`` is a sequence of ``(name, first microversion)`` pairs, e.g. a
     command's columns and the version that added each; order is kept.
     """
-    return tuple(name for name, first in table if at_least(ver, first))
+    return tuple(name for name, first in table
+                 if version.at_least(ver, first))

@@ -401,8 +401,8 @@ class DeleteInventory(common.PlacementCommand, command.Command):
     def _resource_class_required_now(self):
         """Required below 1.5, when that is known without negotiating."""
         requested = version.requested_version(self.app)
-        return requested is not None and version.compare(
-            requested, version.lt(DELETE_ALL_VERSION), exc=False)
+        return requested is not None and not version.at_least(
+            requested, DELETE_ALL_VERSION)
 
     def take_action(self, parsed_args):
         uuid = parsed_args.uuid

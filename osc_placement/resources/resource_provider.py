@@ -17,8 +17,11 @@ ALLOCATIONS_URL = PROVIDER_URL + '/allocations'
 
 # Which microversion adds which provider column (create, list, show, set).
 PROVIDER_COLUMNS = (
-    ('1.0', ('uuid', 'name', 'generation')),
-    ('1.14', ('root_provider_uuid', 'parent_provider_uuid')),
+    ('uuid', '1.0'),
+    ('name', '1.0'),
+    ('generation', '1.0'),
+    ('root_provider_uuid', '1.14'),
+    ('parent_provider_uuid', '1.14'),
 )
 
 # From this version POST /resource_providers answers with the provider, so
@@ -46,7 +49,7 @@ PARENT_GATES = (
 
 
 def provider_columns(ver):
-    return common.columns_at(ver, PROVIDER_COLUMNS)
+    return common.available_at(PROVIDER_COLUMNS, ver)
 
 
 class _ProviderCommand(common.PlacementCommand):

@@ -115,4 +115,4 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
         ver = version.get_version(self)
         return [(columns, to_rows)
                 for since, columns, to_rows in PROJECT_LAYOUTS
-                if version.compare(ver, version.ge(since), exc=False)][-1]
+                if version.at_least(ver, since)][-1]

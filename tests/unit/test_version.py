@@ -28,6 +28,11 @@ class TestParsing(testtools.TestCase):
             self.assertRaisesRegex(ValueError, 'invalid version number',
                                    version.parse, bad)
 
+    def test_at_least_compares_numerically(self):
+        self.assertTrue(version.at_least('1.10', '1.9'))
+        self.assertTrue(version.at_least('1.38', '1.38'))
+        self.assertFalse(version.at_least('1.9', '1.10'))
+
     def test_lowest_compares_numerically(self):
         self.assertEqual('1.9', version.lowest('1.10', '1.9', '1.39'))
 
