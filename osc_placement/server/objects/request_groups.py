@@ -213,19 +213,37 @@ def is_uuid_like(value):
 # JSON schemas of the query strings (upstream's, expressed as data)
 
 
+# Query parameters of GET /allocation_candidates before granular groups
+# (1.25) replace the unsuffixed ones: (name, first version, schema).
+_CANDIDATE_PARAMS = (
+    ('resources', (1, 10), {'type': 'string'}),
+    ('limit', (1, 16), {'type': ['integer', 'string'],
+                        'pattern': '^[1-9][0-9]*$', 'minimum': 1,
+                        'minLength': 1}),
+    ('required', (1, 17), {'type': ['string']}),
+    ('member_of', (1, 21), {'type': ['string']}),
+)
+# GET /resource_providers filters: (name, first version, schema).
+_PROVIDER_PARAMS = (
+    ('name', (1, 0), {'type': 'string'}),
+    ('uuid', (1, 0), {'type': 'string', 'format': 'uuid'}),
+    ('member_of', (1, 3), {'type': 'string'}),
+    ('resources', (1, 4), {'type': 'string'}),
+    ('in_tree', (1, 14), {'type': 'string', 'format': 'uuid'}),
+    ('required', (1, 18), {'type': 'string'}),
+)
+
+
+def _params_at(table, version):
+    return {name: dict(schema) for name, since, schema in table
+            if version >= since}
+
+
 def allocation_candidates_query_schema(version):
     """The query schema upstream applies at ``version`` (>= 1.10)."""
-    props = {'resources': {'type': 'string'}}
+    props = _params_at(_CANDIDATE_PARAMS, version)
     schema = {'type': 'object', 'properties': props,
               'required': ['resources'], 'additionalProperties': False}
-    if version >= (1, 16):
-        props['limit'] = {'type': ['integer', 'string'],
-                          'pattern': '^[1-9][0-9]*$', 'minimum': 1,
-                          'minLength': 1}
-    if version >= (1, 17):
-        props['required'] = {'type': ['string']}
-    if version >= (1, 21):
-        props['member_of'] = {'type': ['string']}
     if version >= GRANULAR:
         for name in ('resources', 'required', 'member_of'):
             del props[name]
@@ -251,17 +269,8 @@ def _group_key_patterns(version):
 
 def resource_providers_query_schema(version):
     """The query schema of ``GET /resource_providers`` at ``version``."""
-    props = {'name': {'type': 'string'},
-             'uuid': {'type': 'string', 'format': 'uuid'}}
-    if version >= (1, 3):
-        props['member_of'] = {'type': 'string'}
-    if version >= (1, 4):
-        props['resources'] = {'type': 'string'}
-    if version >= (1, 14):
-        props['in_tree'] = {'type': 'string', 'format': 'uuid'}
-    if version >= (1, 18):
-        props['required'] = {'type': 'string'}
-    return {'type': 'object', 'properties': props,
+    return {'type': 'object',
+            'properties': _params_at(_PROVIDER_PARAMS, version),
             'additionalProperties': False}
 
 
