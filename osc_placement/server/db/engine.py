@@ -90,13 +90,32 @@ def create_engine(url, db_conf=None):
     return _postgresql_engine(url, db_conf)
 
 
+# Statements the driver keeps prepared per connection (psycopg's default,
+# 100, is fewer than the distinct statements a busy server sends).
+_PG_PREPARED_MAX = 500
+
+
 def _postgresql_engine(url, conf):
     # PostgreSQL JIT-compiles any plan whose estimated cost is high, and
     # the candidate slice's correlated usage sums look costly to the
     # planner while running in milliseconds: compiling them took ~20 ms
     # per statement, more than running them.
-    return sa.create_engine(url, connect_args={'options': '-c jit=off'},
-                            **_pool_kwargs(conf))
+    #
+    # Generic plans: psycopg prepares a statement sent a few times on one
+    # connection, but PostgreSQL still plans it afresh for each execution
+    # until it trusts a generic plan, and the candidate slice's statements
+    # took longer to plan (up to 11 ms) than to run (1-3 ms). With the
+    # plan kept, the scheduler's limit=10 read went from about 20 ms of
+    # database time to 5.
+    options = '-c jit=off -c plan_cache_mode=force_generic_plan'
+    engine = sa.create_engine(url, connect_args={'options': options},
+                              **_pool_kwargs(conf))
+
+    @event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_conn, record):
+        dbapi_conn.prepared_max = _PG_PREPARED_MAX
+
+    return engine
 
 
 def _is_retryable(exc):

@@ -1,23 +1,32 @@
 """The SQL read behind ``GET /allocation_candidates``: a SliceSpec in, a
 candidate_search.Snapshot out.
 
-Six set-based statements whatever the cloud size, none per provider
-(candidate_search.SliceSpec spells out the contract):
+Two statements per window of trees whatever the cloud size, none per
+provider (candidate_search.SliceSpec spells out the contract):
 
-1. the roots (by id, the first N for a window) of the trees holding a
-   seed provider -- enough capacity for a requested class or, for
-   resourceless groups, a trait or aggregate the request names -- or
-   served by a sharing seed;
-2. the anchor roots of the sharing seeds (in the window);
-3. every provider of the trees to load;
-4. their inventories with usage, 5. their traits, 6. their aggregates.
+1. *choose*: the roots (by id, the first N for a window) of the trees
+   holding a seed provider -- enough capacity for a requested class or,
+   for resourceless groups, a trait or aggregate the request names -- or
+   served by a sharing seed; the anchor rows of the sharing seeds; and the
+   roots of the sharing seeds themselves;
+2. *load*: every provider of the chosen trees with its inventories (and
+   usage), traits and aggregates, as one stream of tagged rows.
 
 Usage is a correlated sum over the (provider, class, used) index on
 allocations, so each inventory row costs one index range read and no
 statement aggregates the whole allocations table.
+
+Both statements are built once per request *shape* (how many classes,
+which filters, window or whole read, database) with named parameters, and
+afterwards only executed: building the expressions cost more Python time
+than the database took to run them, and a statement whose text never
+changes is prepared once per connection (see db/engine.py).
 """
 
+import collections
+
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_search
@@ -31,13 +40,29 @@ _RPT = tables.resource_provider_traits
 _RPA = tables.resource_provider_aggregates
 _AGG = tables.placement_aggregates
 
+# Row tags of the choose statement.
+_TREE_ROOT, _SERVED_ROOT, _ANCHOR, _SHARING_ROOT = range(4)
+# Row tags of the load statement.
+_PROVIDER, _INVENTORY, _TRAIT, _AGGREGATE = range(4)
 
-def _ids(values):
-    """An IN list of integer ids rendered inline: a thousand bound
-    parameters cost the driver more to convert than the database to run
-    the statement, and ids (ints from our own reads) are safe literals."""
-    return sa.bindparam(None, sorted(values), expanding=True,
-                        literal_execute=True)
+
+def _one_of(dialect, column, name, type_):
+    """``column IN :name``, the list given when the statement runs.
+
+    PostgreSQL gets one array parameter, so the statement's text is the
+    same whatever the list. Elsewhere the list is rendered inline: a
+    thousand bound parameters cost the driver more to convert than the
+    database to run the statement, and the values are our own ids and
+    validated uuids."""
+    if dialect == 'postgresql':
+        return column == sa.any_(sa.bindparam(
+            name, type_=postgresql.ARRAY(type_)))
+    return column.in_(sa.bindparam(name, expanding=True,
+                                   literal_execute=True))
+
+
+def _tag(value):
+    return sa.literal(value, sa.Integer)
 
 
 def _used():
@@ -52,42 +77,6 @@ def _used():
             .correlate(_INV).scalar_subquery())
 
 
-def _capacity_clause(class_ids):
-    """The provider (``_RP``) has capacity, ignoring usage, for a minimum
-    amount of some requested class; ``class_ids`` is {class id: amount}.
-
-    A superset of SliceSpec's seeds (which count usage): the search checks
-    usage anyway, and the inventory statement sums usage for the loaded
-    trees, so summing it here too would read the allocations twice."""
-    fits = sa.or_(*(sa.and_(_INV.c.resource_class_id == class_id,
-                            (_INV.c.total - _INV.c.reserved)
-                            * _INV.c.allocation_ratio >= amount)
-                    for class_id, amount in class_ids.items()))
-    return sa.exists().where(_INV.c.resource_provider_id == _RP.c.id, fits)
-
-
-def _filter_clause(trait_ids, agg_uuids):
-    """The provider has any of the traits or aggregates: the only
-    providers a resourceless group can match."""
-    has_trait = sa.exists().where(_RPT.c.resource_provider_id == _RP.c.id,
-                                  _RPT.c.trait_id.in_(trait_ids))
-    in_agg = sa.exists().where(_RPA.c.resource_provider_id == _RP.c.id,
-                               _RPA.c.aggregate_id == _AGG.c.id,
-                               _AGG.c.uuid.in_(agg_uuids))
-    return sa.or_(has_trait, in_agg)
-
-
-def _seed_clause(spec, class_ids, trait_ids):
-    """WHERE clause on ``_RP`` selecting the seed providers, or None."""
-    clauses = []
-    if class_ids:
-        clauses.append(_capacity_clause(class_ids))
-    if spec.positive_filter_providers and (trait_ids or spec.aggregates):
-        clauses.append(_filter_clause(list(trait_ids.values()),
-                                      sorted(spec.aggregates)))
-    return sa.or_(*clauses) if clauses else None
-
-
 def _root_of(provider):
     # The bare column, not coalesce(root, id): every provider's root is
     # set in the transaction that creates it (a root names itself), and
@@ -99,15 +88,83 @@ def _root_of(provider):
 _ROOT = _root_of(_RP)
 
 
-def _is_sharing(sharing_id, provider=_RP):
-    return sa.exists().where(_RPT.c.resource_provider_id == provider.c.id,
-                             _RPT.c.trait_id == sharing_id)
+# --------------------------------------------------------------------------
+# Statement shapes
 
 
-def _sharing_seeds(seed_clause, is_sharing):
-    """Subquery (id, root) of the seeds sharing via aggregate."""
-    return (sa.select(_RP.c.id.label('id'), _ROOT.label('root'))
-            .where(seed_clause, is_sharing).subquery('sharing'))
+Shape = collections.namedtuple(
+    'Shape', 'dialect classes filters tree_aggregates tree_traits sharing '
+    'window after')
+Shape.__doc__ = """What the choose statement's text depends on.
+
+classes:         number of requested classes (seeds by capacity)
+filters:         seeds may also be providers with a named trait or
+                 aggregate (resourceless groups)
+tree_aggregates: trees must touch one of these aggregates (member_of)
+tree_traits:     trees must hold one of these traits (required)
+sharing:         MISC_SHARES_VIA_AGGREGATE exists, so sharing seeds may
+window:          the first ``count`` roots only (else every root)
+after:           roots after ``after`` only (a later window)
+"""
+
+
+_STATEMENTS = {}
+
+
+def _statement(key, build):
+    """The statement for ``key``, built on first use. Statements are
+    immutable once built, so threads share them; two threads building the
+    same one at once merely both build it."""
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        statement = _STATEMENTS[key] = build(key)
+    return statement
+
+
+def _capacity_clause(classes):
+    """The provider (``_RP``) has capacity, ignoring usage, for the
+    minimum amount ``amount_i`` of some requested class ``class_i``.
+
+    A superset of SliceSpec's seeds (which count usage): the search checks
+    usage anyway, and the load statement sums usage for the loaded trees,
+    so summing it here too would read the allocations twice."""
+    fits = sa.or_(*(
+        sa.and_(_INV.c.resource_class_id
+                == sa.bindparam('class_%d' % i, type_=sa.Integer),
+                (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
+                >= sa.bindparam('amount_%d' % i, type_=sa.Integer))
+        for i in range(classes)))
+    return sa.exists().where(_INV.c.resource_provider_id == _RP.c.id, fits)
+
+
+def _filter_clause(dialect):
+    """The provider has one of the traits ``filter_traits`` or aggregates
+    ``filter_aggregates``: the only providers a resourceless group can
+    match."""
+    has_trait = sa.exists().where(
+        _RPT.c.resource_provider_id == _RP.c.id,
+        _one_of(dialect, _RPT.c.trait_id, 'filter_traits', sa.Integer))
+    in_agg = sa.exists().where(
+        _RPA.c.resource_provider_id == _RP.c.id,
+        _RPA.c.aggregate_id == _AGG.c.id,
+        _one_of(dialect, _AGG.c.uuid, 'filter_aggregates', sa.String))
+    return sa.or_(has_trait, in_agg)
+
+
+def _seed_clause(shape):
+    """WHERE clause on ``_RP`` selecting the seed providers."""
+    clauses = []
+    if shape.classes:
+        clauses.append(_capacity_clause(shape.classes))
+    if shape.filters:
+        clauses.append(_filter_clause(shape.dialect))
+    return sa.or_(*clauses)
+
+
+def _is_sharing(provider):
+    return sa.exists().where(
+        _RPT.c.resource_provider_id == provider.c.id,
+        _RPT.c.trait_id == sa.bindparam('sharing_id', type_=sa.Integer))
 
 
 def _served(sharing):
@@ -121,89 +178,174 @@ def _served(sharing):
     return joined, peer
 
 
-def _has_aggregate(provider_id, agg_uuids):
-    """The provider is in one of the aggregates ``agg_uuids``."""
+def _has_aggregate(dialect, provider_id):
+    """The provider is in one of the aggregates ``tree_aggregates``."""
     link, agg = _RPA.alias('link'), _AGG.alias('agg')
-    return sa.exists().where(link.c.resource_provider_id == provider_id,
-                             link.c.aggregate_id == agg.c.id,
-                             agg.c.uuid.in_(sorted(agg_uuids)))
+    return sa.exists().where(
+        link.c.resource_provider_id == provider_id,
+        link.c.aggregate_id == agg.c.id,
+        _one_of(dialect, agg.c.uuid, 'tree_aggregates', sa.String))
 
 
-def _tree_has_aggregate(root, agg_uuids):
+def _tree_has_aggregate(dialect, root):
     """Some provider of the tree rooted at ``root`` is in one of the
-    aggregates ``agg_uuids``."""
+    aggregates ``tree_aggregates``."""
     member = _RP.alias('member')
     return sa.exists().where(member.c.root_provider_id == root,
-                             _has_aggregate(member.c.id, agg_uuids))
+                             _has_aggregate(dialect, member.c.id))
 
 
-def _first_roots(query, root, count):
-    """The first ``count`` (all if None) distinct ``root`` values of
-    ``query`` by id, as a subquery: the database walks the root index and
-    stops, so a small window costs a few rows, not the cloud."""
+def _has_trait(dialect, provider_id):
+    """The provider has one of the traits ``tree_traits``."""
+    link = _RPT.alias('trait_link')
+    return sa.exists().where(
+        link.c.resource_provider_id == provider_id,
+        _one_of(dialect, link.c.trait_id, 'tree_traits', sa.Integer))
+
+
+def _tree_has_trait(dialect, root):
+    """Some provider of the tree rooted at ``root`` has one of the traits
+    ``tree_traits``."""
+    member = _RP.alias('trait_member')
+    return sa.exists().where(member.c.root_provider_id == root,
+                             _has_trait(dialect, member.c.id))
+
+
+def _tree_filters(shape, root, sharing=None):
+    """The member_of and required-trait narrowing of trees (SliceSpec's
+    tree_aggregates and tree_traits) for the tree rooted at ``root``,
+    met by the tree itself or, when given, by the sharing seed serving
+    it."""
+    tests = []
+    if shape.tree_aggregates:
+        tests.append((_tree_has_aggregate, _has_aggregate))
+    if shape.tree_traits:
+        tests.append((_tree_has_trait, _has_trait))
+    clauses = []
+    for in_tree, on_provider in tests:
+        clause = in_tree(shape.dialect, root)
+        if sharing is not None:
+            clause = sa.or_(clause, on_provider(shape.dialect, sharing.c.id))
+        clauses.append(clause)
+    return clauses
+
+
+def _first_roots(query, root, window):
+    """The first ``count`` distinct ``root`` values of ``query`` by id
+    (all of them for a whole read), as a subquery: the database walks the
+    root index and stops, so a small window costs a few rows, not the
+    cloud."""
     query = query.distinct().order_by(root)
-    if count is not None:
-        query = query.limit(count)
+    if window:
+        query = query.limit(sa.bindparam('count', type_=sa.Integer))
     return query.subquery()
 
 
-def _window_roots(conn, reader, count, after):
-    """The first ``count`` roots (all if None) after ``after`` of the
-    trees holding a seed other than a sharing one or served by a sharing
-    seed, and whether no more follow them.
+def _build_choose(shape):
+    """The choose statement: rows (tag, a, b, c) --
+    (_TREE_ROOT | _SERVED_ROOT, root) the window's roots, from trees with
+    a seed of their own or served by a sharing seed, each part cut at
+    ``count`` (the first ``count`` of the union are among the first
+    ``count`` of each part); (_ANCHOR, sharing id, its root, anchor root);
+    (_SHARING_ROOT, root of a sharing seed).
 
     Sharing providers' own trees are left out of the order (they come
     with the trees they serve): created first, as they usually are, they
     would otherwise fill the first windows with trees that cannot hold a
-    candidate on their own. Two ordered, cut reads, in one statement, then
-    merged: the first ``count`` of the union are among the first ``count``
-    of each part."""
-    seeds = reader.seeds
-    if reader.sharing is not None:
-        seeds = sa.and_(seeds, ~reader.is_sharing)
-    query = sa.select(_ROOT).where(seeds)
-    aggs = reader.tree_aggregates
-    if aggs is not None:
-        # A tree served by a sharing provider in ``aggs`` but with no
-        # provider of its own in them comes through the second part.
-        query = query.where(_tree_has_aggregate(_ROOT, aggs))
-    if after is not None:
-        query = query.where(_ROOT > after)
-    parts = [_first_roots(query, _ROOT, count)]
-    if reader.sharing is not None:
-        joined, peer = _served(reader.sharing)
+    candidate on their own."""
+    seeds = _seed_clause(shape)
+    after = sa.bindparam('after', type_=sa.Integer)
+    sharing = None
+    if shape.sharing:
+        sharing = (sa.select(_RP.c.id.label('id'), _ROOT.label('root'))
+                   .where(seeds, _is_sharing(_RP)).cte('sharing'))
+        seeds = sa.and_(seeds, ~_is_sharing(_RP))
+    # A tree served by a sharing provider in the aggregates (or with the
+    # traits) but with no provider of its own in them comes through the
+    # served part.
+    own = sa.select(_ROOT).where(seeds, *_tree_filters(shape, _ROOT))
+    if shape.after:
+        own = own.where(_ROOT > after)
+    parts = [(_TREE_ROOT, _first_roots(own, _ROOT, shape.window))]
+    if sharing is not None:
+        joined, peer = _served(sharing)
         peer_root = _root_of(peer)
-        query = (sa.select(peer_root).select_from(joined)
-                 .where(~_is_sharing(reader.sharing_id, peer)))
-        if aggs is not None:
-            query = query.where(sa.or_(
-                _tree_has_aggregate(peer_root, aggs),
-                _has_aggregate(reader.sharing.c.id, aggs)))
-        if after is not None:
-            query = query.where(peer_root > after)
-        parts.append(_first_roots(query, peer_root, count))
-    rows = conn.execute(sa.union_all(*(
-        sa.select(sa.literal(tag).label('part'), part.c[0].label('root'))
-        for tag, part in enumerate(parts)))).all()
-    sizes = [sum(1 for tag, _ in rows if tag == part)
-             for part in range(len(parts))]
-    whole = count is None or max(sizes) < count
-    merged = sorted({root for _, root in rows})
-    return (merged if whole else merged[:count]), whole
+        served = (sa.select(peer_root).select_from(joined)
+                  .where(~_is_sharing(peer),
+                         *_tree_filters(shape, peer_root, sharing)))
+        if shape.after:
+            served = served.where(peer_root > after)
+        parts.append((_SERVED_ROOT, _first_roots(served, peer_root,
+                                                 shape.window)))
+    roots = sa.union_all(*(
+        sa.select(_tag(tag).label('tag'), part.c[0].label('a'))
+        for tag, part in parts)).cte('roots')
+    rows = [sa.select(roots.c.tag, roots.c.a, sa.null(), sa.null())]
+    if sharing is not None:
+        rows += _sharing_rows(shape, sharing, roots)
+    return sa.union_all(*rows)
 
 
-def _anchor_rows(conn, sharing, root_ids=None):
-    """(sharing id, its root, anchor root) for the sharing seeds and the
-    roots of every provider sharing an aggregate with them (upstream's
-    anchors_for_sharing_providers), limited to anchors in ``root_ids``
-    unless None."""
+def _sharing_rows(shape, sharing, roots):
+    """The anchor rows (upstream's anchors_for_sharing_providers: roots of
+    every provider sharing an aggregate with a sharing seed) and the
+    sharing seeds' roots. A window needs only the anchors of the trees it
+    may load: its roots, the sharing trees, the in_tree roots."""
     joined, peer = _served(sharing)
     peer_root = _root_of(peer)
-    query = (sa.select(sharing.c.id, sharing.c.root, peer_root)
-             .select_from(joined).distinct())
-    if root_ids is not None:
-        query = query.where(peer_root.in_(_ids(root_ids)))
-    return conn.execute(query).all()
+    anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                         peer_root)
+               .select_from(joined).distinct())
+    if shape.window:
+        anchors = anchors.where(sa.or_(
+            peer_root.in_(sa.select(roots.c.a)),
+            peer_root.in_(sa.select(sharing.c.root)),
+            _one_of(shape.dialect, peer_root, 'in_tree_roots', sa.Integer)))
+    own_roots = sa.select(_tag(_SHARING_ROOT), sharing.c.root, sa.null(),
+                          sa.null())
+    return [anchors, own_roots]
+
+
+def _build_load(dialect):
+    """The load statement: rows (tag, a, b, c, d, e, f, g, h, ratio, text)
+    for every provider of the trees ``roots`` --
+    (_PROVIDER, id, parent id, root id, ..., uuid),
+    (_INVENTORY, provider id, class id, total, reserved, min_unit,
+     max_unit, step_size, used, allocation_ratio, -),
+    (_TRAIT, provider id, ..., trait name),
+    (_AGGREGATE, provider id, ..., aggregate uuid)."""
+    in_trees = _one_of(dialect, _RP.c.root_provider_id, 'roots', sa.Integer)
+    # Untyped NULLs pad the rows: every database types a UNION column by
+    # its non-NULL members.
+    num = ratio = text = sa.null()
+    providers = sa.select(
+        _tag(_PROVIDER), _RP.c.id, _RP.c.parent_provider_id,
+        _RP.c.root_provider_id, num, num, num, num, num, ratio,
+        _RP.c.uuid).where(in_trees)
+    inventories = sa.select(
+        _tag(_INVENTORY), _INV.c.resource_provider_id,
+        _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
+        _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size, _used(),
+        _INV.c.allocation_ratio, text).select_from(
+            _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id)
+        ).where(in_trees)
+    traits = sa.select(
+        _tag(_TRAIT), _RPT.c.resource_provider_id, num, num, num, num, num,
+        num, num, ratio, _T.c.name).select_from(
+            _RPT.join(_T, _T.c.id == _RPT.c.trait_id)
+            .join(_RP, _RP.c.id == _RPT.c.resource_provider_id)
+        ).where(in_trees)
+    aggregates = sa.select(
+        _tag(_AGGREGATE), _RPA.c.resource_provider_id, num, num, num, num,
+        num, num, num, ratio, _AGG.c.uuid).select_from(
+            _RPA.join(_AGG, _AGG.c.id == _RPA.c.aggregate_id)
+            .join(_RP, _RP.c.id == _RPA.c.resource_provider_id)
+        ).where(in_trees)
+    return sa.union_all(providers, inventories, traits, aggregates)
+
+
+# --------------------------------------------------------------------------
+# Reading
 
 
 def _in_tree_roots(conn, uuids):
@@ -211,64 +353,7 @@ def _in_tree_roots(conn, uuids):
         return set()
     query = (sa.select(_RP.c.id, _RP.c.root_provider_id)
              .where(_RP.c.uuid.in_(sorted(uuids))))
-    return {root or rp_id for rp_id, root in conn.execute(query)}
-
-
-def _tree_providers(conn, root_ids):
-    """{id: (id, uuid, name, generation, parent id, root id)} of whole
-    trees."""
-    query = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-                       _RP.c.parent_provider_id, _RP.c.root_provider_id)
-             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
-    return {row[0]: row for row in conn.execute(query)}
-
-
-def _provider_rows(rows):
-    """Snapshot provider rows with ids turned into uuids."""
-    uuid_of = {rp_id: row[1] for rp_id, row in rows.items()}
-    return [(uuid, name, generation, uuid_of.get(parent),
-             uuid_of.get(root, uuid))
-            for _, uuid, name, generation, parent, root in rows.values()]
-
-
-def _inventory_rows(conn, root_ids, uuid_of):
-    query = (sa.select(_INV.c.resource_provider_id,
-                       _INV.c.resource_class_id, _INV.c.total,
-                       _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
-                       _INV.c.step_size, _INV.c.allocation_ratio, _used())
-             .select_from(_INV.join(_RP, _RP.c.id
-                                    == _INV.c.resource_provider_id))
-             .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
-    rows = conn.execute(query).all()
-    names = resource_class.names_for(conn, {row[1] for row in rows})
-    # A row of a provider created after statement 3 is dropped: the
-    # snapshot must hold whole trees it knows the shape of.
-    return [(uuid_of[row[0]], names[row[1]]) + tuple(row[2:])
-            for row in rows if row[0] in uuid_of and row[1] in names]
-
-
-def _name_rows(conn, root_ids, uuid_of):
-    """(provider uuid, trait name) and (provider uuid, aggregate uuid)
-    rows of the trees, read in one statement."""
-    def part(tag, link, key, name):
-        return (sa.select(sa.literal(tag).label('kind'),
-                          link.c.resource_provider_id, name.label('name'))
-                .select_from(link.join(key.table, key.table.c.id
-                                       == _link_key(link))
-                             .join(_RP, _RP.c.id
-                                   == link.c.resource_provider_id))
-                .where(_RP.c.root_provider_id.in_(_ids(root_ids))))
-    query = sa.union_all(part(0, _RPT, _T.c.id, _T.c.name),
-                         part(1, _RPA, _AGG.c.id, _AGG.c.uuid))
-    found = ([], [])
-    for kind, rp_id, name in conn.execute(query):
-        if rp_id in uuid_of:
-            found[kind].append((uuid_of[rp_id], name))
-    return found
-
-
-def _link_key(link):
-    return link.c.trait_id if link is _RPT else link.c.aggregate_id
+    return {root or rp_id for rp_id, root in conn.execute(query).all()}
 
 
 class SliceReader:
@@ -285,55 +370,112 @@ class SliceReader:
 
     def __init__(self, conn, spec, class_ids, trait_ids):
         self.conn = conn
-        self.seeds = _seed_clause(
-            spec, {class_ids[rc]: amount
-                   for rc, amount in spec.min_amounts.items()},
-            {name: trait_ids[name] for name in spec.traits
-             if name in trait_ids})
+        self.dialect = conn.dialect.name
+        amounts = sorted((class_ids[rc], amount)
+                         for rc, amount in spec.min_amounts.items())
+        filter_traits = sorted(trait_ids[name] for name in spec.traits
+                               if name in trait_ids)
+        self.filters = bool(spec.positive_filter_providers
+                            and (filter_traits or spec.aggregates))
+        self.classes = len(amounts)
         self.tree_aggregates = spec.tree_aggregates
-        self.sharing_id = trait_ids.get(candidate_search.SHARING_TRAIT)
-        self.sharing = self.is_sharing = None
-        if self.seeds is not None and self.sharing_id is not None:
-            self.is_sharing = _is_sharing(self.sharing_id)
-            self.sharing = _sharing_seeds(self.seeds, self.is_sharing)
+        self.tree_traits = spec.tree_traits
+        sharing_id = trait_ids.get(candidate_search.SHARING_TRAIT)
+        self.sharing = sharing_id is not None and self.has_seeds
+        self.params = {
+            'sharing_id': sharing_id,
+            'filter_traits': filter_traits,
+            'filter_aggregates': sorted(spec.aggregates),
+            'tree_aggregates': sorted(spec.tree_aggregates or ()),
+            'tree_traits': sorted(trait_ids[name]
+                                  for name in spec.tree_traits or ()),
+        }
+        for i, (class_id, amount) in enumerate(amounts):
+            self.params['class_%d' % i] = class_id
+            self.params['amount_%d' % i] = amount
         # in_tree roots are in every window: a group confined to them
         # matches nothing elsewhere.
         self.in_tree = _in_tree_roots(conn, spec.in_tree)
+        self.params['in_tree_roots'] = sorted(self.in_tree)
         self.whole = False
         self.after = None
         self.read = 0  # trees read so far through the window order
 
+    @property
+    def has_seeds(self):
+        return bool(self.classes or self.filters)
+
     def next_window(self, count=None):
-        roots, self.whole = [], True
-        if self.seeds is not None:
-            roots, self.whole = _window_roots(self.conn, self, count,
-                                              self.after)
+        roots, anchors = [], []
+        self.whole = True
+        if self.has_seeds:
+            roots, anchors, sharing_roots = self._choose(count)
         if roots:
             self.after = roots[-1]
             self.read += len(roots)
         window = self.in_tree | set(roots)
-        anchors = []
-        if self.sharing is not None:
-            anchors = _anchor_rows(self.conn, self.sharing,
-                                   None if self.whole else window)
-            if self.whole:
-                # Every sharing seed, with its peers or alone.
-                window |= {root for root, in self.conn.execute(
-                    sa.select(self.sharing.c.root))}
+        if not self.whole:
+            # Only the anchors of the window's trees: more would load the
+            # sharing trees serving trees outside the window.
+            anchors = [row for row in anchors if row[2] in window]
+        elif self.has_seeds:
+            # Every sharing seed, with its peers or alone.
+            window |= sharing_roots
         window |= {sharing_root for _, sharing_root, _ in anchors}
         if not window:
             return candidate_search.Snapshot(providers={})
-        return _load_trees(self.conn, window,
+        return _load_trees(self.conn, self.dialect, window,
                            [(rp_id, root) for rp_id, _, root in anchors])
 
+    def _choose(self, count):
+        """The window's roots, the anchor rows worth loading and the
+        sharing seeds' roots; sets ``whole``."""
+        shape = Shape(self.dialect, self.classes, self.filters,
+                      self.tree_aggregates is not None,
+                      self.tree_traits is not None, self.sharing,
+                      count is not None, self.after is not None)
+        params = dict(self.params, count=count, after=self.after)
+        rows = self.conn.execute(_statement(shape, _build_choose),
+                                 params).all()
+        parts = {_TREE_ROOT: [], _SERVED_ROOT: []}
+        anchors, sharing_roots = [], set()
+        for tag, a, b, c in rows:
+            if tag == _ANCHOR:
+                anchors.append((a, b, c))
+            elif tag == _SHARING_ROOT:
+                sharing_roots.add(a)
+            else:
+                parts[tag].append(a)
+        self.whole = count is None or max(map(len, parts.values())) < count
+        merged = sorted(set(parts[_TREE_ROOT]) | set(parts[_SERVED_ROOT]))
+        return (merged if self.whole else merged[:count]), anchors, \
+            sharing_roots
 
-def _load_trees(conn, root_ids, anchors):
-    providers = _tree_providers(conn, root_ids)
-    uuid_of = {rp_id: row[1] for rp_id, row in providers.items()}
-    traits, aggregates = _name_rows(conn, root_ids, uuid_of)
+
+def _load_trees(conn, dialect, root_ids, anchors):
+    rows = conn.execute(_statement(dialect, _build_load),
+                        {'roots': sorted(root_ids)}).all()
+    by_tag = collections.defaultdict(list)
+    for row in rows:
+        by_tag[row[0]].append(row)
+    uuid_of = {row[1]: row[10] for row in by_tag[_PROVIDER]}
+    providers = [(uuid, '', 0, uuid_of.get(parent), uuid_of.get(root, uuid))
+                 for _, rp_id, parent, root, *_, uuid in by_tag[_PROVIDER]]
+    inventories = by_tag[_INVENTORY]
+    names = resource_class.names_for(conn, {row[2] for row in inventories})
+    # Rows of a provider created after the trees were chosen are dropped:
+    # the snapshot must hold whole trees it knows the shape of.
+    inventories = [
+        (uuid_of[rp_id], names[rc], total, reserved, min_unit, max_unit,
+         step, ratio, used)
+        for _, rp_id, rc, total, reserved, min_unit, max_unit, step, used,
+        ratio, _ in inventories if rp_id in uuid_of and rc in names]
+    traits, aggregates = [
+        [(uuid_of[row[1]], row[10]) for row in by_tag[tag]
+         if row[1] in uuid_of]
+        for tag in (_TRAIT, _AGGREGATE)]
     return candidate_search.Snapshot.from_rows(
-        _provider_rows(providers),
-        _inventory_rows(conn, root_ids, uuid_of), traits, aggregates,
+        providers, inventories, traits, aggregates,
         # Anchors outside the window are left out: the search must not
         # walk a tree it has not loaded.
         [(uuid_of[s], uuid_of[r]) for s, r in anchors

@@ -42,13 +42,13 @@ Deliberate differences from upstream (all where upstream is accidental):
 
 import collections
 import dataclasses
-import functools
 import itertools
 import random
 
 from osc_placement.server.objects import request_groups
 
 SHARING_TRAIT = request_groups.MISC_SHARES_VIA_AGGREGATE
+_NONE = frozenset()
 DEPTH_FIRST = 'depth-first'
 BREADTH_FIRST = 'breadth-first'
 
@@ -57,36 +57,49 @@ BREADTH_FIRST = 'breadth-first'
 # Snapshot: the slice of the database the search reads
 
 
-@dataclasses.dataclass(frozen=True)
 class Provider:
-    uuid: str
-    name: str = ''
-    generation: int = 0
-    parent_uuid: str = None
-    root_uuid: str = None
+    """One provider of the snapshot (parent and root as uuids)."""
+
+    # Slots, not a frozen dataclass: a snapshot builds one per provider of
+    # the slice on every request, and a frozen dataclass's __init__ is
+    # several times slower.
+    __slots__ = ('uuid', 'name', 'generation', 'parent_uuid', 'root_uuid')
+
+    def __init__(self, uuid, name='', generation=0, parent_uuid=None,
+                 root_uuid=None):
+        self.uuid = uuid
+        self.name = name
+        self.generation = generation
+        self.parent_uuid = parent_uuid
+        self.root_uuid = root_uuid
 
 
-@dataclasses.dataclass(frozen=True)
 class Inventory:
-    total: int
-    reserved: int = 0
-    min_unit: int = 1
-    max_unit: int = 2 ** 31 - 1
-    step_size: int = 1
-    allocation_ratio: float = 1.0
-    used: int = 0
+    """One inventory record with the provider's current usage of it.
 
-    # Cached: the search asks for them once per option and per sum, many
-    # thousand times per request, and the fields never change.
-    @functools.cached_property
-    def capacity(self):
+    The derived capacities are computed once: the search asks for them
+    per option and per sum, many thousand times per request. (A
+    functools.cached_property takes a lock on every read.)"""
+
+    __slots__ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                 'allocation_ratio', 'used', 'capacity', 'summary_capacity',
+                 'free_for_sums')
+
+    def __init__(self, total, reserved=0, min_unit=1, max_unit=2 ** 31 - 1,
+                 step_size=1, allocation_ratio=1.0, used=0):
+        self.total = total
+        self.reserved = reserved
+        self.min_unit = min_unit
+        self.max_unit = max_unit
+        self.step_size = step_size
+        self.allocation_ratio = allocation_ratio
+        self.used = used
         # Compared as a float product, as upstream's SQL does.
-        return (self.total - self.reserved) * self.allocation_ratio
-
-    @functools.cached_property
-    def summary_capacity(self):
+        self.capacity = (total - reserved) * allocation_ratio
         # Truncated to int in summaries and in the summed-amount check.
-        return int(self.capacity)
+        self.summary_capacity = int(self.capacity)
+        self.free_for_sums = max(0, min(self.summary_capacity - used,
+                                        max_unit))
 
     def can_take(self, amount):
         """Upstream's per-request capacity test for one group's amount."""
@@ -98,10 +111,6 @@ class Inventory:
         """Upstream's final test on amounts summed across groups."""
         return (self.used + amount <= self.summary_capacity
                 and amount <= self.max_unit)
-
-    @functools.cached_property
-    def free_for_sums(self):
-        return max(0, min(self.summary_capacity - self.used, self.max_unit))
 
 
 @dataclasses.dataclass
@@ -163,10 +172,10 @@ class Snapshot:
         return self.providers[uuid].parent_uuid
 
     def traits_of(self, uuid):
-        return self.traits.get(uuid, frozenset())
+        return self.traits.get(uuid, _NONE)
 
     def aggregates_of(self, uuid):
-        return self.aggregates.get(uuid, frozenset())
+        return self.aggregates.get(uuid, _NONE)
 
     def inventory(self, uuid, rc):
         return self.inventories.get(uuid, {}).get(rc)
@@ -228,7 +237,9 @@ class SliceSpec:
     5. Optionally, ``tree_aggregates`` (None: no constraint) narrows the
        trees: every candidate's anchor tree holds a provider in one of
        these aggregates, or is served by a sharing provider in one of
-       them, so other trees may be left out.
+       them, so other trees may be left out. ``tree_traits`` likewise
+       for traits: a provider of the tree, or a sharing provider serving
+       it, has one of them.
 
     Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
     tests/unit/server/test_candidate_properties.py checks that a slice
@@ -241,6 +252,7 @@ class SliceSpec:
     in_tree: frozenset
     positive_filter_providers: bool
     tree_aggregates: frozenset = None
+    tree_traits: frozenset = None
 
 
 def snapshot_needs(request):
@@ -260,7 +272,8 @@ def snapshot_needs(request):
         in_tree=frozenset(g.in_tree for g in request.groups if g.in_tree),
         positive_filter_providers=any(not g.resources
                                       for g in request.groups),
-        tree_aggregates=_tree_aggregates(request))
+        tree_aggregates=_tree_aggregates(request),
+        tree_traits=_tree_traits(request))
 
 
 def _tree_aggregates(request):
@@ -277,18 +290,37 @@ def _tree_aggregates(request):
     return min(sets, key=len) if sets else None
 
 
+def _tree_traits(request):
+    """The smallest any-of set of required traits of a group with
+    resources, or None.
+
+    Such a group's providers (one for a suffixed group; for the unsuffixed
+    group, those supplying its classes, collectively) have a trait of each
+    of its any-of sets, and they belong to the anchor tree or are sharing
+    providers serving it. A scheduler's required trait held by half the
+    hosts thus halves the trees read. (A resourceless group is left out:
+    what it may match is decided elsewhere.)"""
+    sets = [any_of for group in request.groups if group.resources
+            for any_of in group.required_traits]
+    return min(sets, key=len) if sets else None
+
+
 # --------------------------------------------------------------------------
 # Results
 
 
-@dataclasses.dataclass(frozen=True)
-class Candidate:
+class Candidate(collections.namedtuple('Candidate', 'allocations mappings')):
     """One allocation request: amounts per provider and class, and which
     providers serve each group suffix. Hashable; equal candidates are
-    upstream's duplicates."""
+    upstream's duplicates.
 
-    allocations: tuple  # ((uuid, ((class, amount), ...)), ...) sorted
-    mappings: tuple  # ((suffix, (uuid, ...)), ...) sorted
+    allocations: ((uuid, ((class, amount), ...)), ...) sorted
+    mappings:    ((suffix, (uuid, ...)), ...) sorted
+
+    A tuple: thousands are hashed per request to drop duplicates, and a
+    tuple hashes in C where a frozen dataclass hashes in Python."""
+
+    __slots__ = ()
 
     def allocation_dict(self):
         return {uuid: dict(resources) for uuid, resources in self.allocations}
@@ -399,7 +431,9 @@ class _GroupSearch:
         return all(any_of & traits for any_of in self.group.required_traits)
 
     def has_forbidden_trait(self, uuid):
-        return bool(self.snap.traits_of(uuid) & self.group.forbidden_traits)
+        forbidden = self.group.forbidden_traits
+        return bool(forbidden) and not forbidden.isdisjoint(
+            self.snap.traits_of(uuid))
 
     def in_member_of(self, uuid):
         aggs = self.snap.aggregates_of(uuid)
@@ -510,29 +544,47 @@ class _Combiner:
     """Depth-first walk choosing one option per level for one anchor,
     pruning partial combinations that can no longer become valid."""
 
-    def __init__(self, snap, request, levels):
+    def __init__(self, snap, request, levels, checkpoints):
         self.snap = snap
         self.levels = levels
         self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
-        self.checks = _checkpoints(self.groups, request.same_subtrees)
+        self.checks = checkpoints(self.groups)
 
     def walk(self):
-        yield from self._extend(0, [], {})
+        """Candidates of every valid combination, lazily.
 
-    def _extend(self, depth, chosen, sums):
-        if depth == len(self.levels):
-            yield _make_candidate(self.groups, chosen, sums)
-            return
-        for option in self.levels[depth].options:
-            new_sums = self._add(sums, option)
-            if new_sums is None:
-                continue
-            chosen.append(option)
-            if self._still_valid(depth, chosen):
-                yield from self._extend(depth + 1, chosen, new_sums)
-            chosen.pop()
+        One generator frame with an explicit stack rather than a
+        recursive generator per level: every candidate would otherwise
+        be passed up through one suspended frame per level, which cost
+        more than building it. ``sums[d]`` holds the amounts per
+        (provider, class) of the first ``d`` choices."""
+        last = len(self.levels) - 1
+        chosen, sums = [], [{}]
+        pending = [iter(self.levels[0].options)]
+        while pending:
+            depth = len(pending) - 1
+            for option in pending[-1]:
+                new_sums = self._add(sums[-1], option)
+                if new_sums is None:
+                    continue
+                chosen.append(option)
+                if not self._still_valid(depth, chosen):
+                    chosen.pop()
+                elif depth == last:
+                    yield _make_candidate(self.groups, chosen, new_sums)
+                    chosen.pop()
+                else:
+                    sums.append(new_sums)
+                    pending.append(iter(self.levels[depth + 1].options))
+                    break
+            else:
+                # Level exhausted: back to the choice that led here.
+                pending.pop()
+                sums.pop()
+                if chosen:
+                    chosen.pop()
 
     def _add(self, sums, option):
         # A plain dict: copying a Counter goes through Counter.update,
@@ -592,6 +644,22 @@ class _Combiner:
         return _one_is_ancestor_of_all(self.snap, uuids)
 
 
+class _CheckpointCache:
+    """_checkpoints per order of the groups: the walk order differs
+    between anchors only by the options' counts, so a request sees a
+    handful of orders over hundreds of anchors."""
+
+    def __init__(self, same_subtrees):
+        self.same_subtrees = same_subtrees
+        self.known = {}
+
+    def __call__(self, groups):
+        key = tuple(map(id, groups))
+        if key not in self.known:
+            self.known[key] = _checkpoints(groups, self.same_subtrees)
+        return self.known[key]
+
+
 def _checkpoints(groups, same_subtrees):
     """For each depth of the walk, the checks decidable from there on:
     each same_subtree set (a frozenset of suffixes) once all its groups are
@@ -630,17 +698,19 @@ def _make_candidate(groups, chosen, sums):
     # One sort of the (uuid, class) keys orders both the providers and
     # each provider's classes (both keys are unique), instead of a sort
     # per provider and one of the providers.
-    per_provider = {}
+    allocations, current, resources = [], None, None
     for (uuid, rc), amount in sorted(sums.items()):
-        per_provider.setdefault(uuid, []).append((rc, amount))
+        if uuid != current:
+            current, resources = uuid, []
+            allocations.append((uuid, resources))
+        resources.append((rc, amount))
     mappings = {}
     for group, option in zip(groups, chosen):
         mappings.setdefault(group.suffix, set()).update(option.providers)
     return Candidate(
-        allocations=tuple((uuid, tuple(resources))
-                          for uuid, resources in per_provider.items()),
-        mappings=tuple(sorted((suffix, tuple(sorted(uuids)))
-                              for suffix, uuids in mappings.items())))
+        tuple([(uuid, tuple(resources)) for uuid, resources in allocations]),
+        tuple(sorted([(suffix, tuple(sorted(uuids)))
+                      for suffix, uuids in mappings.items()])))
 
 
 def _demand(groups):
@@ -689,6 +759,7 @@ def _anchor_walks(snap, request):
     searches = [_GroupSearch(snap, group, index) for group in request.groups]
     anchor_ok = _root_filter(snap, request)
     demand = _demand(request.groups)
+    checkpoints = _CheckpointCache(request.same_subtrees)
     for anchor in index.anchors:
         if not anchor_ok(anchor):
             continue
@@ -702,7 +773,8 @@ def _anchor_walks(snap, request):
             if (_walk_is_small(levels)
                     or _tree_can_cover(snap, demand, levels)):
                 yield _Combiner(snap, request,
-                                _most_constrained_first(levels)).walk()
+                                _most_constrained_first(levels),
+                                checkpoints).walk()
 
 
 def _most_constrained_first(levels):
