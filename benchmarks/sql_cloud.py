@@ -26,6 +26,7 @@ from osc_placement.server.db import migration
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import usage_totals
 
 MAX_INT = 2 ** 31 - 1
 
@@ -98,7 +99,7 @@ def _consumer_rows(conn, batches, ids):
                 for rp, item in body['allocations'].items()
                 for rc, used in item['resources'].items())
     conn.execute(tables.consumers.insert(), consumers)
-    conn.execute(tables.allocations.insert(), allocations)
+    usage_totals.insert_allocations(conn, allocations)
 
 
 def write(engine, specs, batches):

@@ -396,6 +396,7 @@ def _write_allocations(consumer, allocations, project, user, consumer_type):
     import sqlalchemy as sa
 
     from osc_placement.server.db import tables
+    from osc_placement.server.objects import usage_totals
     from tests.server import fixtures as server_fixtures
 
     def id_of(conn, table, column, value, create=True):
@@ -417,11 +418,11 @@ def _write_allocations(consumer, allocations, project, user, consumer_type):
             user_id=id_of(conn, tables.users, 'external_id', user)))
         for rp_uuid, resources in allocations.items():
             rp_id = id_of(conn, rp, 'uuid', rp_uuid, create=False)
-            for name, used in resources.items():
-                conn.execute(tables.allocations.insert().values(
-                    resource_provider_id=rp_id, consumer_id=consumer,
-                    used=used, resource_class_id=id_of(
-                        conn, tables.resource_classes, 'name', name,
-                        create=False)))
+            usage_totals.insert_allocations(conn, [
+                {'resource_provider_id': rp_id, 'consumer_id': consumer,
+                 'used': used, 'resource_class_id': id_of(
+                     conn, tables.resource_classes, 'name', name,
+                     create=False)}
+                for name, used in resources.items()])
             conn.execute(rp.update().where(rp.c.id == rp_id).values(
                 generation=rp.c.generation + 1))

@@ -24,6 +24,7 @@ from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
+from osc_placement.server.objects import usage_totals
 
 DB_URL_ENV = 'OSC_PLACEMENT_TEST_DB_URL'
 _state = {'db': None, 'url': None, 'app': None}
@@ -75,7 +76,8 @@ def reset_database(db):
     """Empty every table but the standard classes and traits."""
     rp = tables.resource_providers
     with db.write() as conn:
-        for table in (tables.allocations, tables.consumers,
+        for table in (tables.allocations, tables.usage_totals,
+                      tables.consumers,
                       tables.consumer_types, tables.projects, tables.users,
                       tables.resource_provider_traits,
                       tables.resource_provider_aggregates,
@@ -186,9 +188,9 @@ def _seed_allocations(db):
         for consumer, class_id, used in ((env['CONSUMER_UUID'], 0, 2),
                                          (env['CONSUMER_UUID'], 2, 20),
                                          (env['ALT_CONSUMER_UUID'], 0, 1)):
-            _insert_id(conn, tables.allocations, resource_provider_id=rp_id,
-                       consumer_id=consumer, resource_class_id=class_id,
-                       used=used)
+            usage_totals.insert_allocations(conn, [{
+                'resource_provider_id': rp_id, 'consumer_id': consumer,
+                'resource_class_id': class_id, 'used': used}])
 
 
 class AllocationFixture(APIFixture):

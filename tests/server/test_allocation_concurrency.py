@@ -139,6 +139,62 @@ class ClaimRaces:
         return lambda: self.call('PUT', '/allocations/' + consumer,
                                  _claim_body(allocations))[0]
 
+    def _assert_totals_match_allocations(self):
+        """usage_totals (read by the candidate search) holds exactly the
+        sums of the allocations, whatever the races did."""
+        alloc, totals = tables.allocations, tables.usage_totals
+        with api_fixtures.database().read() as conn:
+            sums = dict(((rp, rc), used) for rp, rc, used in conn.execute(
+                sa.select(alloc.c.resource_provider_id,
+                          alloc.c.resource_class_id,
+                          sa.func.sum(alloc.c.used))
+                .group_by(alloc.c.resource_provider_id,
+                          alloc.c.resource_class_id)).all())
+            kept = dict(((rp, rc), used) for rp, rc, used in conn.execute(
+                sa.select(totals.c.resource_provider_id,
+                          totals.c.resource_class_id, totals.c.used)
+                .where(totals.c.used != 0)).all())
+        self.assertEqual(sums, kept)
+
+    def test_usage_totals_follow_racing_moves_and_deletes(self):
+        """Writers move, resize, swap and delete the same consumers'
+        allocations at once (PUT, POST /allocations, DELETE); the totals
+        kept beside the allocations must end equal to their sums."""
+        rps = [self._provider('move-%d' % i, {'VCPU': {'total': 64},
+                                              'DISK_GB': {'total': 500}})
+               for i in range(3)]
+        consumers = [str(uuidlib.uuid4()) for _ in range(6)]
+        rng = random.Random(7)
+
+        def generation(consumer):
+            body = self.call('GET', '/allocations/' + consumer)[1]
+            return body.get('consumer_generation')
+
+        def claim(allocations, consumer):
+            return dict(_claim_body(allocations),
+                        consumer_generation=generation(consumer))
+
+        def random_write():
+            consumer, other = rng.sample(consumers, 2)
+            choice = rng.randrange(4)
+            if choice == 3:
+                return self.call('DELETE', '/allocations/' + consumer)[0]
+            allocations = {rng.choice(rps): {'VCPU': rng.randint(1, 4),
+                                             'DISK_GB': rng.randint(1, 9)}}
+            if choice == 2:
+                # One consumer moves while another is emptied.
+                return self.call('POST', '/allocations', {
+                    consumer: claim(allocations, consumer),
+                    other: claim({}, other)})[0]
+            return self.call('PUT', '/allocations/' + consumer,
+                             claim(allocations, consumer))[0]
+
+        for _ in range(ROUNDS):
+            statuses = _all_at_once([random_write for _ in range(12)])
+            self.assertEqual(set(), set(statuses) - {204, 404, 409},
+                             statuses)
+        self._assert_totals_match_allocations()
+
     def test_hot_spot_accepts_exactly_the_room(self):
         for round_number in range(ROUNDS):
             rp = self._provider('hot-%d' % round_number,
@@ -153,6 +209,7 @@ class ClaimRaces:
             self.assertEqual({'VCPU': HOT_ROOM}, self._usage(rp))
             holders = [c for c in consumers if self._allocations(c)]
             self.assertEqual(HOT_ROOM, len(holders))
+        self._assert_totals_match_allocations()
 
     def _nearly_full_pool(self):
         """Three hosts with room for 2 VCPUs each and one shared disk
@@ -196,6 +253,7 @@ class ClaimRaces:
         self.assertEqual(
             statuses[:len(singles)].count(204)
             + 2 * statuses[len(singles):].count(204), claimed)
+        self._assert_totals_match_allocations()
 
     def _put_detail(self, consumer, allocations, generation):
         body = _claim_body(allocations)
@@ -225,6 +283,7 @@ class ClaimRaces:
                     self.assertIn('consumer generation conflict', detail)
         self.assertEqual(1, len(self._allocations(consumer)))
         self.assertEqual(1, sum(self._usage(rp)['VCPU'] for rp in rps))
+        self._assert_totals_match_allocations()
 
     def _orphan_allocations(self):
         alloc, rp = tables.allocations, tables.resource_providers
@@ -248,6 +307,7 @@ class ClaimRaces:
             self.assertIn(statuses[-1], (204, 409))
             # Either the provider survived, or nothing points at it.
             self.assertEqual(0, self._orphan_allocations())
+        self._assert_totals_match_allocations()
 
 
 class TestInProcessClaims(ClaimRaces, testtools.TestCase):

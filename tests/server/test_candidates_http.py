@@ -24,6 +24,7 @@ from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import usage_totals
 from tests.server import fixtures
 from tests.unit.server import candidate_oracle
 from tests.unit.server import test_candidate_properties as props
@@ -81,10 +82,10 @@ def _provider_rows(conn, cloud, uuid, rp_id, trait_ids, agg_ids):
             allocation_ratio=ratio)
         used = cloud.used_of(uuid, rc)
         if used:
-            fixtures._insert_id(
-                conn, tables.allocations, resource_provider_id=rp_id,
-                consumer_id='c-' + uuid[-12:], resource_class_id=class_id,
-                used=used)
+            usage_totals.insert_allocations(conn, [{
+                'resource_provider_id': rp_id,
+                'consumer_id': 'c-' + uuid[-12:],
+                'resource_class_id': class_id, 'used': used}])
     for name in cloud.traits[uuid]:
         conn.execute(tables.resource_provider_traits.insert().values(
             resource_provider_id=rp_id, trait_id=trait_ids[name]))

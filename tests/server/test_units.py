@@ -22,6 +22,9 @@ from osc_placement.server.db import migration
 from osc_placement.server.db import tables
 from tests.server import fixtures as api_fixtures
 
+# The newest schema revision.
+HEAD_REVISION = '0002_usage_totals'
+
 
 class TestMicroversion(testtools.TestCase):
 
@@ -163,7 +166,7 @@ class TestStartup(SQLiteFileTestCase):
         self.assertIn('VCPU', [c['name']
                                for c in resp.json['resource_classes']])
         from osc_placement.server.db import engine
-        self.assertEqual('0001_initial',
+        self.assertEqual(HEAD_REVISION,
                          migration.current_version(
                              engine.create_engine(self.url)))
 
@@ -320,11 +323,56 @@ class TestCommand(testtools.TestCase):
         self.assertEqual(0, cmd.main(['--db-url', url, 'db', 'sync']))
         from osc_placement.server.db import engine
         eng = engine.create_engine(url)
-        self.assertEqual('0001_initial', migration.current_version(eng))
+        self.assertEqual(HEAD_REVISION, migration.current_version(eng))
         with eng.connect() as conn:
             count = conn.execute(sa.select(sa.func.count()).select_from(
                 tables.traits)).scalar()
         self.assertGreater(count, 300)
+
+    def test_usage_totals_migration_sums_existing_allocations(self):
+        """A database written before usage_totals existed gets them
+        from its allocations when upgraded."""
+        url = 'sqlite:///%s/old.db' % self.tmp
+        from osc_placement.server.db import engine
+        eng = engine.create_engine(url)
+        migration.upgrade(eng, '0001_initial')
+        rows = [(1, 'a', 0, 2), (1, 'b', 0, 3), (1, 'a', 2, 10),
+                (2, 'c', 0, 1)]
+        with eng.begin() as conn:
+            conn.execute(tables.allocations.insert(), [
+                {'resource_provider_id': rp, 'consumer_id': consumer,
+                 'resource_class_id': rc, 'used': used}
+                for rp, consumer, rc, used in rows])
+        migration.upgrade(eng)
+        totals = tables.usage_totals
+        with eng.connect() as conn:
+            got = set(conn.execute(sa.select(
+                totals.c.resource_provider_id, totals.c.resource_class_id,
+                totals.c.used)).all())
+        self.assertEqual({(1, 0, 5), (1, 2, 10), (2, 0, 1)}, got)
+
+    def test_usage_totals_rebuild_recounts_from_allocations(self):
+        url = 'sqlite:///%s/rebuild.db' % self.tmp
+        from osc_placement.server.db import engine
+        from osc_placement.server.objects import usage_totals
+        eng = engine.create_engine(url)
+        migration.upgrade(eng)
+        with eng.begin() as conn:
+            # Rows written behind the totals' back, and a stale total.
+            conn.execute(tables.allocations.insert(), [
+                {'resource_provider_id': 7, 'consumer_id': 'a',
+                 'resource_class_id': 0, 'used': 4},
+                {'resource_provider_id': 7, 'consumer_id': 'b',
+                 'resource_class_id': 0, 'used': 2}])
+            conn.execute(tables.usage_totals.insert(), [
+                {'resource_provider_id': 9, 'resource_class_id': 1,
+                 'used': 5}])
+            usage_totals.rebuild(conn)
+            got = set(conn.execute(sa.select(
+                tables.usage_totals.c.resource_provider_id,
+                tables.usage_totals.c.resource_class_id,
+                tables.usage_totals.c.used)).all())
+        self.assertEqual({(7, 0, 6)}, got)
 
     def test_unknown_command(self):
         self.assertRaises(SystemExit, cmd.main, ['db', 'pony'])

@@ -1,8 +1,10 @@
 """The whole Placement data model as SQLAlchemy Core tables.
 
-Every table has ``created_at``/``updated_at`` (for ``last-modified``).
-Allocations are indexed by (provider, class, used) so usage per provider
-and class is an index-only sum for candidate search and capacity checks.
+Every table of the API's data has ``created_at``/``updated_at`` (for
+``last-modified``). Allocations are indexed by (provider, class, used) so
+usage per provider and class is an index-only sum for capacity checks;
+``usage_totals`` keeps those sums, written in the transaction that changes
+the allocations, for the candidate search, which reads thousands at once.
 """
 
 import datetime
@@ -72,6 +74,17 @@ allocations = sa.Table(
     sa.Index('ix_allocations_rp_rc_used', 'resource_provider_id',
              'resource_class_id', 'used'),
     *_timestamps())
+
+# Derived from allocations, never shown by the API: the sum of ``used``
+# per provider and class, kept by objects/usage_totals.py in every
+# transaction that writes allocations.
+usage_totals = sa.Table(
+    'usage_totals', metadata,
+    sa.Column('resource_provider_id', sa.Integer, primary_key=True,
+              autoincrement=False),
+    sa.Column('resource_class_id', sa.Integer, primary_key=True,
+              autoincrement=False),
+    sa.Column('used', sa.Integer, nullable=False))
 
 placement_aggregates = sa.Table(
     'placement_aggregates', metadata,

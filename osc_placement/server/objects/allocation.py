@@ -28,8 +28,10 @@ from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import usage_totals
 
 _ALLOC = tables.allocations
+_USAGE = tables.usage_totals
 _RP = tables.resource_providers
 _INV = tables.inventories
 _C = tables.consumers
@@ -113,18 +115,20 @@ def for_provider(conn, provider_id):
 
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
-    where each inv carries the six fields plus 'used' (all consumers)."""
-    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-            .where(_ALLOC.c.resource_provider_id == _RP.c.id,
-                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-            .correlate(_RP, _INV).scalar_subquery())
+    where each inv carries the six fields plus 'used' (all consumers,
+    from usage_totals, written with the allocations)."""
     rows = conn.execute(
         sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
                   _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
                   _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
-                  _INV.c.allocation_ratio, used.label('used'))
+                  _INV.c.allocation_ratio,
+                  sa.func.coalesce(_USAGE.c.used, 0).label('used'))
         .select_from(_RP.outerjoin(_INV,
-                                   _INV.c.resource_provider_id == _RP.c.id))
+                                   _INV.c.resource_provider_id == _RP.c.id)
+                     .outerjoin(_USAGE, sa.and_(
+                         _USAGE.c.resource_provider_id == _RP.c.id,
+                         _USAGE.c.resource_class_id
+                         == _INV.c.resource_class_id)))
         .where(_RP.c.uuid.in_(sorted(uuids)))).mappings().all()
     providers = {}
     for row in rows:
@@ -269,8 +273,8 @@ def _save_consumers(conn, writes, existing, ids):
 
 
 def _replace_rows(conn, writes, class_ids, providers):
-    conn.execute(_ALLOC.delete().where(
-        _ALLOC.c.consumer_id.in_(sorted({w.uuid for w in writes}))))
+    usage_totals.delete_allocations(
+        conn, _ALLOC.c.consumer_id.in_(sorted({w.uuid for w in writes})))
     now = tables.utcnow()
     rows = [{'consumer_id': w.uuid,
              'resource_provider_id': providers[uuid]['id'],
@@ -278,8 +282,7 @@ def _replace_rows(conn, writes, class_ids, providers):
              'created_at': now}
             for w in writes for uuid, resources in w.allocations.items()
             for name, amount in resources.items()]
-    if rows:
-        conn.execute(_ALLOC.insert(), rows)
+    usage_totals.insert_allocations(conn, rows)
 
 
 def replace(conn, writes, messages=None):

@@ -352,20 +352,21 @@ class SearchOptions:
 # Per-group options, bucketed by anchor root
 
 
-@dataclasses.dataclass(frozen=True)
-class _Option:
-    """One way to satisfy one group under one anchor."""
+class _Option(collections.namedtuple('_Option', 'amounts providers')):
+    """One way to satisfy one group under one anchor.
 
-    amounts: tuple  # ((uuid, class, amount), ...)
-    providers: frozenset  # the providers mapped to the group's suffix
+    amounts:   ((uuid, class, amount), ...)
+    providers: frozenset of the providers mapped to the group's suffix
+    """
+
+    __slots__ = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class _Level:
-    """One step of the walk: pick one of ``options`` for ``group``."""
+class _Level(collections.namedtuple('_Level', 'group options')):
+    """One step of the walk: pick one of ``options`` for ``group`` (a
+    request_groups.RequestGroup)."""
 
-    group: object  # request_groups.RequestGroup
-    options: list
+    __slots__ = ()
 
 
 class _TreeIndex:
@@ -391,6 +392,17 @@ class _TreeIndex:
     def local_providers(self, anchor):
         return self.members.get(anchor, []) + self.served_by.get(anchor, [])
 
+    def pairs(self):
+        """(provider, anchor) for every provider an anchor may use, each
+        anchor's providers in local_providers order: its members first,
+        then the sharing providers serving it, each by uuid."""
+        for anchor, members in self.members.items():
+            for uuid in members:
+                yield uuid, anchor
+        for anchor, servers in self.served_by.items():
+            for uuid in servers:
+                yield uuid, anchor
+
 
 class _GroupSearch:
     """The options of one request group, anchor by anchor."""
@@ -400,29 +412,61 @@ class _GroupSearch:
         self.group = group
         self.index = index
         self.tree = _in_tree_root(snap, group)
-        # (uuid, class) -> the provider's option for the class, or None
-        # if it cannot take the amount: neither depends on the anchor,
-        # and a sharing provider is asked once per tree it serves.
-        self._class_option_of = {}
         # Most requests name no aggregate and no in_tree: every provider
         # the tree index offers an anchor then pairs with it, and
         # _pair_ok's four aggregate lookups per option can be skipped.
         self._any_pair_ok = not (group.member_of or group.forbidden_aggs
                                  or self.tree is not None)
+        # The level keys: one level per class for the unsuffixed group,
+        # one (None) for a suffixed group.
+        self._keys = ([None] if group.use_same_provider
+                      else sorted(group.resources))
+        self._table = None
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
         per provider) for a suffixed group, one level per class for the
         unsuffixed group, whose required traits are checked once all its
         classes are chosen. None if some level has no option."""
-        if self.group.use_same_provider:
-            levels = [self._single_provider_options(anchor)]
-        else:
-            levels = [self._class_options(anchor, rc)
-                      for rc in sorted(self.group.resources)]
-        if not all(levels):
+        if not self._keys:
+            return []
+        if self._table is None:
+            self._table = self._options_by_anchor()
+        options = self._table.get(anchor)
+        if options is None or not all(options):
             return None
-        return [_Level(self.group, options) for options in levels]
+        return [_Level(self.group, level) for level in options]
+
+    def _options_by_anchor(self):
+        """{anchor: [options of each level]}, in one pass over the
+        providers each anchor may use, rather than a scan of every
+        anchor's providers per class: whether a provider can take an
+        amount does not depend on the anchor, and a sharing provider
+        serves many."""
+        table = {}
+        option_cache = {}
+        for uuid, anchor in self.index.pairs():
+            options = option_cache.get(uuid)
+            if options is None:
+                options = option_cache[uuid] = [
+                    self._option(uuid, key) for key in self._keys]
+            if not any(options):
+                continue
+            if (not self.group.use_same_provider
+                    and not self._pair_ok(uuid, anchor)):
+                continue
+            lists = table.get(anchor)
+            if lists is None:
+                lists = table[anchor] = [[] for _ in self._keys]
+            for option, found in zip(options, lists):
+                if option is not None:
+                    found.append(option)
+        return table
+
+    def _option(self, uuid, key):
+        if key is None:
+            return self._single_provider_option(uuid)
+        return self._class_option(uuid, key)
 
     # Predicates over one provider.
 
@@ -451,12 +495,12 @@ class _GroupSearch:
 
     # Suffixed groups: one provider each (upstream's single-provider path).
 
-    def _single_provider_options(self, anchor):
-        return [_Option(amounts=tuple((uuid, rc, n) for rc, n
-                                      in self.group.resources.items()),
-                        providers=frozenset([uuid]))
-                for uuid in self.index.local_providers(anchor)
-                if self._single_provider_ok(uuid)]
+    def _single_provider_option(self, uuid):
+        if not self._single_provider_ok(uuid):
+            return None
+        return _Option(amounts=tuple((uuid, rc, n) for rc, n
+                                     in self.group.resources.items()),
+                       providers=frozenset([uuid]))
 
     def _single_provider_ok(self, uuid):
         if self.group.resources:
@@ -477,26 +521,14 @@ class _GroupSearch:
     # providers serving it (upstream's multi-provider path), one walk level
     # per class so that capacity prunes it like any other group.
 
-    def _class_options(self, anchor, rc):
-        options = []
-        for uuid in self.index.local_providers(anchor):
-            option = self._class_option(uuid, rc)
-            if option is not None and self._pair_ok(uuid, anchor):
-                options.append(option)
-        return options
-
     def _class_option(self, uuid, rc):
-        key = (uuid, rc)
-        if key not in self._class_option_of:
-            amount = self.group.resources[rc]
-            option = None
-            # A provider with a forbidden trait fails every choice.
-            if (not self.has_forbidden_trait(uuid)
-                    and self.can_take(uuid, rc, amount)):
-                option = _Option(amounts=((uuid, rc, amount),),
-                                 providers=frozenset([uuid]))
-            self._class_option_of[key] = option
-        return self._class_option_of[key]
+        amount = self.group.resources[rc]
+        # A provider with a forbidden trait fails every choice.
+        if (self.has_forbidden_trait(uuid)
+                or not self.can_take(uuid, rc, amount)):
+            return None
+        return _Option(amounts=((uuid, rc, amount),),
+                       providers=frozenset([uuid]))
 
     def _pair_ok(self, uuid, anchor):
         if self._any_pair_ok:
@@ -546,11 +578,22 @@ class _Combiner:
 
     def __init__(self, snap, request, levels, checkpoints):
         self.snap = snap
+        self.inventories = snap.inventories
         self.levels = levels
         self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
         self.checks = checkpoints(self.groups)
+        # Most walks have no rule beyond capacity to check per choice.
+        self.unchecked = (not self.isolate and self.nested_aware
+                          and not any(self.checks))
+        # The unsuffixed group alone: one level per class, so no two
+        # choices add to the same (provider, class), and each option
+        # already passed Inventory.can_take, which implies can_hold_sum
+        # for its amount alone (an integer within the float capacity is
+        # within its truncation). Every combination is then a candidate.
+        self.independent = self.unchecked and not any(
+            group.use_same_provider for group in self.groups)
 
     def walk(self):
         """Candidates of every valid combination, lazily.
@@ -560,6 +603,9 @@ class _Combiner:
         be passed up through one suspended frame per level, which cost
         more than building it. ``sums[d]`` holds the amounts per
         (provider, class) of the first ``d`` choices."""
+        if self.independent:
+            yield from self._every_combination()
+            return
         last = len(self.levels) - 1
         chosen, sums = [], [{}]
         pending = [iter(self.levels[0].options)]
@@ -570,7 +616,7 @@ class _Combiner:
                 if new_sums is None:
                     continue
                 chosen.append(option)
-                if not self._still_valid(depth, chosen):
+                if not (self.unchecked or self._still_valid(depth, chosen)):
                     chosen.pop()
                 elif depth == last:
                     yield _make_candidate(self.groups, chosen, new_sums)
@@ -586,15 +632,31 @@ class _Combiner:
                 if chosen:
                     chosen.pop()
 
+    def _every_combination(self):
+        """The walk's answer when no choice can invalidate another (see
+        ``independent``), in the walk's order."""
+        groups = self.groups
+        for chosen in itertools.product(*(level.options
+                                          for level in self.levels)):
+            yield _make_candidate(groups, chosen, {
+                (uuid, rc): amount for option in chosen
+                for uuid, rc, amount in option.amounts})
+
     def _add(self, sums, option):
         # A plain dict: copying a Counter goes through Counter.update,
         # several times slower, and this runs once per option tried.
         new_sums = dict(sums)
+        inventories = self.inventories
         for uuid, rc, amount in option.amounts:
-            total = new_sums.get((uuid, rc), 0) + amount
-            if not self.snap.inventory(uuid, rc).can_hold_sum(total):
+            key = (uuid, rc)
+            total = new_sums.get(key, 0) + amount
+            # Inventory.can_hold_sum, inlined: this is the walk's inner
+            # loop.
+            inv = inventories[uuid][rc]
+            if (inv.used + total > inv.summary_capacity
+                    or total > inv.max_unit):
                 return None
-            new_sums[(uuid, rc)] = total
+            new_sums[key] = total
         return new_sums
 
     def _still_valid(self, depth, chosen):
@@ -699,16 +761,24 @@ def _make_candidate(groups, chosen, sums):
     # each provider's classes (both keys are unique), instead of a sort
     # per provider and one of the providers.
     allocations, current, resources = [], None, None
-    for (uuid, rc), amount in sorted(sums.items()):
+    for key in sorted(sums):
+        uuid = key[0]
         if uuid != current:
+            if resources is not None:
+                allocations.append((current, tuple(resources)))
             current, resources = uuid, []
-            allocations.append((uuid, resources))
-        resources.append((rc, amount))
+        resources.append((key[1], sums[key]))
+    if resources is not None:
+        allocations.append((current, tuple(resources)))
     mappings = {}
     for group, option in zip(groups, chosen):
-        mappings.setdefault(group.suffix, set()).update(option.providers)
+        suffix = group.suffix
+        if suffix in mappings:
+            mappings[suffix] = mappings[suffix] | option.providers
+        else:
+            mappings[suffix] = option.providers
     return Candidate(
-        tuple([(uuid, tuple(resources)) for uuid, resources in allocations]),
+        tuple(allocations),
         tuple(sorted([(suffix, tuple(sorted(uuids)))
                       for suffix, uuids in mappings.items()])))
 

@@ -15,6 +15,7 @@ from sqlalchemy.dialects import sqlite
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server.objects import usage_totals
 
 _C = tables.consumers
 _P = tables.projects
@@ -169,7 +170,7 @@ def get(conn, uuid):
 
 def delete_with_allocations(conn, uuid):
     """DELETE /allocations/{c}: False when it had no allocations."""
-    deleted = conn.execute(
-        _ALLOC.delete().where(_ALLOC.c.consumer_id == uuid)).rowcount
+    deleted = usage_totals.delete_allocations(
+        conn, _ALLOC.c.consumer_id == uuid)
     conn.execute(_C.delete().where(_C.c.uuid == uuid))
     return deleted > 0

@@ -7,6 +7,7 @@ from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
+from osc_placement.server.objects import usage_totals
 
 _RP = tables.resource_providers
 _PARENT = _RP.alias('parent')
@@ -207,6 +208,7 @@ def delete(conn, uuid):
     for table in (_INV, _RPT, _RPA):
         conn.execute(table.delete().where(
             table.c.resource_provider_id == rp_id))
+    usage_totals.forget_provider(conn, rp_id)
     # A root references itself; MySQL checks that FK row by row, so drop
     # the self-reference before the row.
     conn.execute(_RP.update().where(_RP.c.id == rp_id)
