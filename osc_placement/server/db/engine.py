@@ -90,9 +90,11 @@ def create_engine(url, db_conf=None):
     return _postgresql_engine(url, db_conf)
 
 
-# Statements the driver keeps prepared per connection (psycopg's default,
-# 100, is fewer than the distinct statements a busy server sends).
-_PG_PREPARED_MAX = 500
+# Statements the driver keeps prepared per connection. psycopg's default,
+# 100, is about the number of distinct statements the API sends (IN lists
+# of different lengths are different statements), so the candidate
+# statements could be evicted by the rest; a plan is a few kB.
+_PG_PREPARED_MAX = 250
 
 
 def _postgresql_engine(url, conf):
