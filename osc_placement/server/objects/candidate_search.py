@@ -392,17 +392,6 @@ class _TreeIndex:
     def local_providers(self, anchor):
         return self.members.get(anchor, []) + self.served_by.get(anchor, [])
 
-    def pairs(self):
-        """(provider, anchor) for every provider an anchor may use, each
-        anchor's providers in local_providers order: its members first,
-        then the sharing providers serving it, each by uuid."""
-        for anchor, members in self.members.items():
-            for uuid in members:
-                yield uuid, anchor
-        for anchor, servers in self.served_by.items():
-            for uuid in servers:
-                yield uuid, anchor
-
 
 class _GroupSearch:
     """The options of one request group, anchor by anchor."""
@@ -421,7 +410,8 @@ class _GroupSearch:
         # one (None) for a suffixed group.
         self._keys = ([None] if group.use_same_provider
                       else sorted(group.resources))
-        self._table = None
+        # uuid -> the provider's options per level, or None.
+        self._option_cache = {}
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -430,43 +420,59 @@ class _GroupSearch:
         classes are chosen. None if some level has no option."""
         if not self._keys:
             return []
-        if self._table is None:
-            self._table = self._options_by_anchor()
-        options = self._table.get(anchor)
+        options = self._options_at(anchor)
         if options is None or not all(options):
             return None
         return [_Level(self.group, level) for level in options]
 
-    def _options_by_anchor(self):
-        """{anchor: [options of each level]}, in one pass over the
-        providers each anchor may use, rather than a scan of every
-        anchor's providers per class: whether a provider can take an
-        amount does not depend on the anchor, and a sharing provider
-        serves many."""
-        table = {}
-        option_cache = {}
-        for uuid, anchor in self.index.pairs():
-            options = option_cache.get(uuid)
-            if options is None:
-                options = option_cache[uuid] = [
-                    self._option(uuid, key) for key in self._keys]
-            if not any(options):
+    def _options_at(self, anchor):
+        """[options of each level] under ``anchor`` (None if no provider
+        offers any): its own providers, then the sharing providers
+        serving it. Options are worked out once per provider, for all
+        levels at once -- a sharing provider serves many anchors -- and
+        only for the anchors the search reaches before ``limit``."""
+        lists = None
+        for uuid in self.index.local_providers(anchor):
+            options = self._option_cache.get(uuid, False)
+            if options is False:
+                options = self._option_cache[uuid] = self._options_of(uuid)
+            if options is None or not (self._any_pair_ok
+                                       or self.group.use_same_provider
+                                       or self._pair_ok(uuid, anchor)):
                 continue
-            if (not self.group.use_same_provider
-                    and not self._pair_ok(uuid, anchor)):
-                continue
-            lists = table.get(anchor)
             if lists is None:
-                lists = table[anchor] = [[] for _ in self._keys]
+                lists = [[] for _ in self._keys]
             for option, found in zip(options, lists):
                 if option is not None:
                     found.append(option)
-        return table
+        return lists
 
-    def _option(self, uuid, key):
-        if key is None:
-            return self._single_provider_option(uuid)
-        return self._class_option(uuid, key)
+    def _options_of(self, uuid):
+        """[the provider's option or None, per level], or None if it has
+        none."""
+        if self.group.use_same_provider:
+            option = self._single_provider_option(uuid)
+            return None if option is None else [option]
+        options = self._class_options_of(uuid)
+        return options if any(options) else None
+
+    def _class_options_of(self, uuid):
+        """The unsuffixed group's option of each class (sorted) for one
+        provider: its inventory and traits are read once for all
+        classes, and its options share one providers set."""
+        mine = self.snap.inventories.get(uuid)
+        # A provider with a forbidden trait fails every choice.
+        if not mine or self.has_forbidden_trait(uuid):
+            return [None] * len(self._keys)
+        providers = frozenset([uuid])
+        options = []
+        for rc in self._keys:
+            amount = self.group.resources[rc]
+            inv = mine.get(rc)
+            options.append(
+                _Option(((uuid, rc, amount),), providers)
+                if inv is not None and inv.can_take(amount) else None)
+        return options
 
     # Predicates over one provider.
 
@@ -520,15 +526,6 @@ class _GroupSearch:
     # The unsuffixed group: classes spread over the tree and sharing
     # providers serving it (upstream's multi-provider path), one walk level
     # per class so that capacity prunes it like any other group.
-
-    def _class_option(self, uuid, rc):
-        amount = self.group.resources[rc]
-        # A provider with a forbidden trait fails every choice.
-        if (self.has_forbidden_trait(uuid)
-                or not self.can_take(uuid, rc, amount)):
-            return None
-        return _Option(amounts=((uuid, rc, amount),),
-                       providers=frozenset([uuid]))
 
     def _pair_ok(self, uuid, anchor):
         if self._any_pair_ok:
