@@ -29,6 +29,12 @@ class Cloud:
         self.traits = traits
         self.aggs = aggs
 
+    def __repr__(self):
+        # Hypothesis prints it for a failing example: enough to rebuild it.
+        return ('Cloud(parent=%r, inventory=%r, used=%r, traits=%r, '
+                'aggs=%r)' % (self.parent, self.inventory, self.used,
+                              self.traits, self.aggs))
+
     @property
     def providers(self):
         return sorted(self.parent)
@@ -197,7 +203,13 @@ def _combine(cloud, request, combo):
 
 def oracle(cloud, request):
     """(set of candidate keys, set of summarised provider uuids)."""
-    results = set()
+    results = set().union(*oracle_by_anchor(cloud, request).values())
+    return results, oracle_summaries(cloud, request, results)
+
+
+def oracle_by_anchor(cloud, request):
+    """{anchor root: set of the candidate keys formed under it}."""
+    found = {}
     roots = [p for p in cloud.providers if cloud.parent[p] is None]
     for anchor in roots:
         if not _root_ok(cloud, request, anchor):
@@ -209,11 +221,13 @@ def oracle(cloud, request):
             else:
                 choices = list(_unsuffixed_choices(cloud, group, anchor))
             per_group.append(choices)
+        results = set()
         for combo in itertools.product(*per_group):
             key = _combine(cloud, request, combo)
             if key is not None:
                 results.add(key)
-    return results, oracle_summaries(cloud, request, results)
+        found[anchor] = results
+    return found
 
 
 def oracle_summaries(cloud, request, keys):

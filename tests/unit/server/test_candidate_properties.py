@@ -3,8 +3,16 @@
 Random small clouds (trees, sharing providers, aggregates, traits,
 inventories with constraints, existing usage) and random requests (parsed
 by the real parser at a random microversion).
+
+Aggregates are placed one at a time on a kind of provider (only a child,
+only a root, only a sharing provider, a sharing provider and another
+tree, ...), so that member_of requests meet the shapes their rules tell
+apart: the unsuffixed group's member_of met by the anchor root, a sharing
+provider serving another tree only if it is itself in the aggregates,
+forbidden aggregates on the provider or the anchor root.
 """
 
+import collections
 import random
 
 import hypothesis
@@ -21,6 +29,8 @@ SETTINGS = hypothesis.settings(
     max_examples=400, deadline=None,
     suppress_health_check=[hypothesis.HealthCheck.too_slow,
                            hypothesis.HealthCheck.filter_too_much])
+
+MEMBER_OF_SETTINGS = hypothesis.settings(SETTINGS, max_examples=300)
 
 CLASSES = ['VCPU', 'DISK_GB', 'VGPU']
 TRAITS = ['CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C']
@@ -44,9 +54,17 @@ INVENTORY = st.tuples(
     st.sampled_from([1, 1, 1, 1, 2]),  # step_size
     st.sampled_from([1.0, 1.0, 1.5, 0.5]))  # allocation_ratio
 USED = st.sampled_from([0, 0, 1, 2])
+# Where the filters are under test, inventories that rarely say no.
+ROOMY_INVENTORY = st.sampled_from([(8, 0, 1, 8, 1, 1.0), (8, 0, 1, 8, 1, 1.0),
+                                   (2, 0, 1, 2, 1, 1.0)])
+ROOMY_USED = st.sampled_from([0, 0, 1])
 PROVIDER_CLASSES = st.sets(st.sampled_from(CLASSES), min_size=1, max_size=3)
 PROVIDER_TRAITS = st.sets(st.sampled_from(TRAITS), min_size=1, max_size=3)
-PROVIDER_AGGS = st.sets(st.sampled_from(AGGS), max_size=2)
+# Where each aggregate's members are, a different kind for each (see
+# aggregate_members), so that the kinds meet in one cloud.
+AGG_PLACES = st.permutations(['root', 'link', 'child', 'sharing', 'any'])
+PICK = st.integers(0, 6)  # an index into a list of at most 7 providers
+MEMBER_COUNT = st.sampled_from([1, 1, 2])
 ONE_IN_FOUR = st.integers(0, 3)
 AMOUNT = st.sampled_from([1, 1, 2, 3])
 TRAIT_NAMES = st.lists(st.sampled_from(TRAITS + [cs.SHARING_TRAIT]),
@@ -55,35 +73,96 @@ TRAIT_KIND = st.sampled_from(['plain', 'plain', 'forbidden', 'any'])
 AGG_NAMES = st.lists(st.sampled_from(AGGS), min_size=1, max_size=2,
                      unique=True)
 AGG_KIND = st.sampled_from(['', 'in:', '!', '!in:'])
+# member_of requests: per group, how many positive values (repeated ones
+# are ANDed), of which form, and whether a forbidden one comes too.
+MEMBER_OF_COUNT = st.sampled_from([1, 0, 1, 2, 0, 1])
+ANY_OF_KIND = st.sampled_from(['', 'in:'])
+FORBID = st.booleans()
 REQUIRED_COUNT = st.sampled_from([0] * 5 + [1, 1, 2])
 ONE_IN = {n: st.integers(0, n - 1) for n in (2, 3, 5, 6, 8)}
+SELDOM = st.sampled_from([False, False, False, False, True])
 # Hypothesis favours the first elements: put the interesting ones there.
 SUFFIXES = st.sampled_from([['', '1', '2'], ['1', '2'], ['', '1'], [''],
                             ['1']])
+# member_of requests: the unsuffixed group (whose member_of the anchor
+# root may meet) and one suffixed group first.
+MEMBER_OF_SUFFIXES = st.sampled_from([['', '1'], [''], ['', '1', '2'],
+                                      ['1'], ['1', '2']])
 POLICY = st.sampled_from(['none', 'isolate'])
 ROOT_REQUIRED = st.sampled_from(['CUSTOM_A', '!CUSTOM_B',
                                  'CUSTOM_C,!CUSTOM_A'])
 VERSION = st.sampled_from(VERSIONS)
+# member_of requests: forbidden aggregates (1.32) in about half of them.
+MEMBER_OF_VERSION = st.sampled_from([(1, 39), (1, 32), (1, 29), (1, 25),
+                                     (1, 36), (1, 24), (1, 39), (1, 28),
+                                     (1, 21)])
 
 
 @st.composite
-def clouds(draw):
+def clouds(draw, roots_first=False, member_of=False):
+    """A random cloud; ``member_of`` makes inventories roomy, so that
+    aggregates decide the answers."""
     count = draw(st.integers(1, 7))
-    parent, inventory, used, traits, aggs = {}, {}, {}, {}, {}
+    parent, inventory, used, traits = {}, {}, {}, {}
     for i in range(count):
         uuid = rp_uuid(i)
         # Listing parents first favours deep trees (hypothesis prefers
-        # early elements); roots still come up.
+        # early elements); roots still come up. roots_first favours
+        # several trees.
+        earlier = [rp_uuid(j) for j in range(i)]
         parent[uuid] = draw(st.sampled_from(
-            [rp_uuid(j) for j in range(i)][::-1] + [None]))
+            [None] + earlier if roots_first else earlier[::-1] + [None]))
         classes = draw(PROVIDER_CLASSES)
-        inventory[uuid] = {rc: draw(INVENTORY) for rc in classes}
-        used[uuid] = {rc: draw(USED) for rc in classes}
+        inventory[uuid] = {
+            rc: draw(ROOMY_INVENTORY if member_of else INVENTORY)
+            for rc in classes}
+        used[uuid] = {rc: draw(ROOMY_USED if member_of else USED)
+                      for rc in classes}
         traits[uuid] = set(draw(PROVIDER_TRAITS))
         if draw(ONE_IN_FOUR) == 0:
             traits[uuid].add(cs.SHARING_TRAIT)
-        aggs[uuid] = draw(PROVIDER_AGGS)
-    return candidate_oracle.Cloud(parent, inventory, used, traits, aggs)
+    cloud = candidate_oracle.Cloud(parent, inventory, used, traits,
+                                   {uuid: set() for uuid in parent})
+    # The aggregates gather around one tree, often the largest (children
+    # matter), else any.
+    sizes = collections.Counter(cloud.root(u) for u in cloud.providers)
+    roots = sorted(sizes, key=lambda root: (-sizes[root], root))
+    focus = roots[0] if draw(ONE_IN[2]) else roots[draw(PICK) % len(roots)]
+    # 'link' first: it may make a provider sharing, which 'sharing' then
+    # finds.
+    places = sorted(zip(AGGS, draw(AGG_PLACES)),
+                    key=lambda pair: pair[1] != 'link')
+    for agg, place in places:
+        for uuid in aggregate_members(draw, cloud, focus, place):
+            cloud.aggs[uuid].add(agg)
+    return cloud
+
+
+def aggregate_members(draw, cloud, focus, place):
+    """One or two providers of the kind ``place`` names, around the tree
+    rooted at ``focus`` so that the shapes combine: its root, a child of
+    it, a sharing provider of another tree, such a sharing provider and a
+    provider of the tree ('link': the sharing provider then serves the
+    tree; a provider of another tree is made sharing if none is). None if
+    the cloud has no such provider."""
+    def pick(pool):
+        return pool[draw(PICK) % len(pool)] if pool else None
+
+    providers = cloud.providers
+    tree = [u for u in providers if cloud.root(u) == focus]
+    sharing = [u for u in providers if cloud.is_sharing(u)]
+    outside = [u for u in sharing if cloud.root(u) != focus]
+    if place == 'link':
+        server = pick(outside or [u for u in providers if u not in tree])
+        if server is None:
+            return set()
+        cloud.traits[server].add(cs.SHARING_TRAIT)
+        return {server, pick(tree)}
+    if place == 'root':
+        return {focus}
+    pool = {'child': [u for u in tree if u != focus],
+            'sharing': outside or sharing, 'any': providers}.get(place)
+    return {u for u in (pick(pool) for _ in range(draw(MEMBER_COUNT))) if u}
 
 
 def snapshot_of(cloud, keep=None, anchors=None):
@@ -118,7 +197,19 @@ def sql_slice(cloud, needs):
     anchor_rows = [(u, a) for u in sorted(seeds) if cloud.is_sharing(u)
                    for a in cloud.sharing_anchors(u)]
     roots = {cloud.root(u) for u in seeds} | {a for _, a in anchor_rows}
-    roots |= {cloud.root(u) for u in needs.in_tree if u in cloud.parent}
+    in_tree = {cloud.root(u) for u in needs.in_tree if u in cloud.parent}
+    if needs.tree_aggregates is not None:
+        # Step 5, as narrow as the contract allows: only trees with a
+        # provider in tree_aggregates or served by a sharing seed in them,
+        # plus the trees of the sharing seeds serving those.
+        wanted = needs.tree_aggregates
+        roots &= ({cloud.root(u) for u in cloud.providers
+                   if cloud.aggs[u] & wanted}
+                  | {a for u, a in anchor_rows if cloud.aggs[u] & wanted})
+        anchor_rows = [(u, a) for u, a in anchor_rows
+                       if a in roots | in_tree]
+        roots |= {cloud.root(u) for u, _ in anchor_rows}
+    roots |= in_tree
     keep = {u for u in cloud.providers if cloud.root(u) in roots}
     return snapshot_of(cloud, keep, anchor_rows)
 
@@ -136,8 +227,19 @@ def trait_value(draw, version):
     return ','.join(names)
 
 
-def member_of_value(draw, version):
-    prefix, names = draw(AGG_KIND), draw(AGG_NAMES)
+def member_of_value(draw, version, cloud=None, forbidden=False,
+                    avoid=()):
+    """A member_of value. With ``cloud``, one naming aggregates the cloud
+    has members in (other than ``avoid`` if it can), forbidden or not as
+    told."""
+    if cloud is None:
+        prefix, names = draw(AGG_KIND), draw(AGG_NAMES)
+    else:
+        used = sorted(set().union(*cloud.aggs.values()))
+        names = [a for a in used if a not in avoid] or used or AGGS
+        prefix = ('!' if forbidden else '') + draw(ANY_OF_KIND)
+        names = draw(st.lists(st.sampled_from(names), min_size=1,
+                              max_size=2, unique=True))
     if version < (1, 32):
         prefix = prefix.lstrip('!')
     if prefix in ('', '!'):
@@ -145,11 +247,21 @@ def member_of_value(draw, version):
     return prefix + ','.join(names)
 
 
-def group_pairs(draw, version, suffix, cloud, resourceless_ok):
+def sometimes(draw, n, member_of):
+    """About one time in ``n``; seldom in member_of requests, so that
+    aggregates decide their answers."""
+    return draw(SELDOM) if member_of else draw(ONE_IN[n]) == 0
+
+
+def group_pairs(draw, version, suffix, cloud, resourceless_ok,
+                member_of=False):
     pairs = []
-    if resourceless_ok and draw(ONE_IN[2]) == 0:
-        # A resourceless group needs a positive filter to match anything.
-        pairs.append(('required' + suffix, draw(st.sampled_from(TRAITS))))
+    if resourceless_ok and sometimes(draw, 2, member_of):
+        # A resourceless group needs a positive filter to match anything
+        # (a member_of one, perhaps, drawn below).
+        if not member_of or draw(ONE_IN[2]) == 0:
+            pairs.append(('required' + suffix,
+                          draw(st.sampled_from(TRAITS))))
     else:
         # Ask for classes the cloud has, so that answers are often found.
         offered = sorted({rc for inv in cloud.inventory.values()
@@ -160,39 +272,70 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok):
         pairs.append(('resources' + suffix, ','.join(amounts)))
     for _ in range(draw(REQUIRED_COUNT)):
         pairs.append(('required' + suffix, trait_value(draw, version)))
-    if draw(ONE_IN[6]) == 0:
+    if member_of:
+        pairs += member_of_pairs(draw, version, suffix, cloud,
+                                 resourceless=not pairs)
+    elif draw(ONE_IN[6]) == 0:
         pairs.append(('member_of' + suffix, member_of_value(draw, version)))
-    if version >= (1, 31) and draw(ONE_IN[8]) == 0:
+    if version >= (1, 31) and sometimes(draw, 8, member_of):
         pairs.append(('in_tree' + suffix,
                       draw(st.sampled_from(cloud.providers))))
     return pairs
 
 
+def member_of_pairs(draw, version, suffix, cloud, resourceless):
+    """A member_of request's member_of values for one group: none, one or
+    two positive ones (two need 1.24), perhaps a forbidden one (1.32)."""
+    count = draw(MEMBER_OF_COUNT)
+    if resourceless:
+        count = max(count, 1)  # the group's only (positive) filter
+    if version < (1, 24):
+        count = min(count, 1)
+    values = [member_of_value(draw, version, cloud) for _ in range(count)]
+    if version >= (1, 32) and draw(FORBID):
+        # Forbidding an aggregate the group asks for matches nothing.
+        named = {agg for value in values
+                 for agg in value.replace('in:', '').split(',')}
+        values.append(member_of_value(draw, version, cloud, forbidden=True,
+                                      avoid=named))
+    return [('member_of' + suffix, value) for value in values]
+
+
 @st.composite
-def request_pairs(draw, cloud):
-    """(version, query pairs) of a random request, as a client sends it."""
-    version = draw(VERSION)
-    suffixes = draw(SUFFIXES) if version >= (1, 25) else ['']
+def request_pairs(draw, cloud, member_of=False):
+    """(version, query pairs) of a random request, as a client sends it;
+    with ``member_of``, some group has a member_of (often several)."""
+    version = draw(MEMBER_OF_VERSION if member_of else VERSION)
+    suffixes = ['']
+    if version >= (1, 25):
+        suffixes = draw(MEMBER_OF_SUFFIXES if member_of else SUFFIXES)
     subtree = []
-    if version >= (1, 36) and len(suffixes) > 1 and draw(ONE_IN[2]) == 0:
+    if version >= (1, 36) and len(suffixes) > 1 and sometimes(draw, 2,
+                                                              member_of):
         subtree = [s for s in suffixes if s]
     pairs = []
     for suffix in suffixes:
         pairs += group_pairs(draw, version, suffix, cloud,
-                             resourceless_ok=suffix in subtree)
+                             resourceless_ok=suffix in subtree,
+                             member_of=member_of)
+    if member_of and not any(key.startswith('member_of')
+                             for key, _ in pairs):
+        suffix = draw(st.sampled_from(suffixes))
+        pairs.append(('member_of' + suffix,
+                      member_of_value(draw, version, cloud)))
     if subtree:
         pairs.append(('same_subtree', ','.join(subtree)))
     if len([s for s in suffixes if s]) > 1 or (version >= (1, 25)
                                                and draw(ONE_IN[2]) == 0):
         pairs.append(('group_policy', draw(POLICY)))
-    if version >= (1, 35) and draw(ONE_IN[5]) == 0:
+    if version >= (1, 35) and sometimes(draw, 5, member_of):
         pairs.append(('root_required', draw(ROOT_REQUIRED)))
     return version, pairs
 
 
 @st.composite
-def requests(draw, cloud):
-    version, pairs = draw(request_pairs(cloud))
+def requests(draw, cloud, member_of=False):
+    version, pairs = draw(request_pairs(cloud, member_of))
     try:
         return rg.parse_candidate_request(pairs, version)
     except errors.BadRequest:
@@ -227,6 +370,22 @@ def cloud_and_combining_request(draw):
 def cloud_and_request(draw):
     cloud = draw(clouds())
     return cloud, draw(requests(cloud))
+
+
+@st.composite
+def cloud_and_member_of_request(draw):
+    """A cloud (deep trees or several trees) and a request with
+    member_of."""
+    cloud = draw(clouds(roots_first=draw(st.booleans()), member_of=True))
+    return cloud, draw(requests(cloud, member_of=True))
+
+
+def tree_meets(cloud, anchor, aggregates):
+    """SliceSpec.tree_aggregates' test of an anchor tree: a provider of it,
+    or a sharing provider serving it, is in one of ``aggregates``."""
+    return any(cloud.aggs[u] & aggregates for u in cloud.providers
+               if cloud.root(u) == anchor or (
+                   cloud.is_sharing(u) and anchor in cloud.sharing_anchors(u)))
 
 
 def keys_of(result):
@@ -305,6 +464,26 @@ class TestSearchMatchesOracle(testtools.TestCase):
         self.assertEqual(keys_of(full), keys_of(part))
         self.assertEqual(full.summary_providers, part.summary_providers)
 
+    @MEMBER_OF_SETTINGS
+    @hypothesis.given(cloud_and_member_of_request())
+    def test_member_of_answer_equals_oracle(self, case):
+        """member_of in every request: the answer is the oracle's, every
+        anchor tree of the oracle's candidates meets SliceSpec's
+        tree_aggregates and the slice narrowed by them gives the answer
+        too."""
+        self.test_full_answer_equals_oracle.hypothesis.inner_test(self, case)
+        cloud, request = case
+        wanted = cs.snapshot_needs(request).tree_aggregates
+        if wanted is not None:
+            for anchor, keys in candidate_oracle.oracle_by_anchor(
+                    cloud, request).items():
+                if keys:
+                    self.assertTrue(tree_meets(cloud, anchor, wanted),
+                                    'anchor %s outside %s' % (anchor,
+                                                              wanted))
+        self.test_slice_gives_the_same_answer.hypothesis.inner_test(self,
+                                                                    case)
+
     @SETTINGS
     @hypothesis.given(clouds())
     def test_anchors_match_definition(self, cloud):
@@ -346,14 +525,7 @@ def allocations_of(shown, version):
             for uuid, item in shown['allocations'].items()}
 
 
-@st.composite
-def forests(draw):
+def forests():
     """Like clouds(), but favouring several trees: roots come first in
     the parent choice."""
-    cloud = draw(clouds())
-    parent = {}
-    for i, uuid in enumerate(cloud.providers):
-        parent[uuid] = draw(st.sampled_from(
-            [None] + [rp_uuid(j) for j in range(i)]))
-    cloud.parent = parent
-    return cloud
+    return clouds(roots_first=True)
