@@ -259,8 +259,11 @@ def _build_choose(shape):
     if sharing is not None:
         joined, peer = _served(sharing)
         peer_root = _root_of(peer)
+        # Only the sharing seeds' own trees stay out of the order (they
+        # come with the trees they serve): a tree whose root shares
+        # without being a seed may still anchor candidates of its own.
         served = (sa.select(peer_root).select_from(joined)
-                  .where(~_is_sharing(peer),
+                  .where(peer_root.not_in(sa.select(sharing.c.root)),
                          *_tree_filters(shape, peer_root, sharing)))
         if shape.after:
             served = served.where(peer_root > after)
