@@ -41,8 +41,7 @@ def _allocation_request(candidate, version):
             {'resource_provider': {'uuid': uuid},
              'resources': dict(resources)}
             for uuid, resources in candidate.allocations]}
-    body = {'allocations': {uuid: {'resources': dict(resources)}
-                            for uuid, resources in candidate.allocations}}
+    body = {'allocations': candidate.allocations_body()}
     if version >= MAPPINGS:
         body['mappings'] = candidate.mapping_dict()
     return body

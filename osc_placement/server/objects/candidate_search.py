@@ -309,7 +309,29 @@ def _tree_traits(request):
 # Results
 
 
-class Candidate(collections.namedtuple('Candidate', 'allocations mappings')):
+class _CandidateViews:
+    """What the response and the tests read of a candidate, from its
+    ``allocations`` and ``mappings``."""
+
+    __slots__ = ()
+
+    def allocation_dict(self):
+        return {uuid: dict(resources) for uuid, resources in self.allocations}
+
+    def allocations_body(self):
+        """The 1.12+ body form: {uuid: {'resources': {class: amount}}}."""
+        return {uuid: {'resources': dict(resources)}
+                for uuid, resources in self.allocations}
+
+    def mapping_dict(self):
+        return {suffix: list(uuids) for suffix, uuids in self.mappings}
+
+    def resource_providers(self):
+        return [uuid for uuid, _ in self.allocations]
+
+
+class Candidate(_CandidateViews,
+                collections.namedtuple('Candidate', 'allocations mappings')):
     """One allocation request: amounts per provider and class, and which
     providers serve each group suffix. Hashable; equal candidates are
     upstream's duplicates.
@@ -322,14 +344,50 @@ class Candidate(collections.namedtuple('Candidate', 'allocations mappings')):
 
     __slots__ = ()
 
-    def allocation_dict(self):
-        return {uuid: dict(resources) for uuid, resources in self.allocations}
+
+class SpreadCandidate(_CandidateViews, collections.namedtuple(
+        'SpreadCandidate', 'providers classes')):
+    """A candidate of a request that is the unsuffixed group alone (see
+    ``_spread_classes``): the provider of each class, nothing else.
+
+    providers: (uuid, ...), one per entry of ``classes``
+    classes:   ((class, amount), ...) sorted by class, the same for every
+               candidate of the request
+
+    The search finds these as the plain tuples itertools.product yields
+    and drops duplicates among those; only the candidates returned are
+    wrapped. Equal SpreadCandidates are upstream's duplicates, as with
+    Candidate (a request's candidates are all of one kind)."""
+
+    __slots__ = ()
+
+    @property
+    def allocations(self):
+        return tuple(
+            (uuid, tuple(pair for owner, pair
+                         in zip(self.providers, self.classes)
+                         if owner == uuid))
+            for uuid in self.resource_providers())
+
+    @property
+    def mappings(self):
+        return (('', tuple(self.resource_providers())),)
+
+    def allocations_body(self):
+        body = {}
+        for uuid, (rc, amount) in zip(self.providers, self.classes):
+            entry = body.get(uuid)
+            if entry is None:
+                body[uuid] = {'resources': {rc: amount}}
+            else:
+                entry['resources'][rc] = amount
+        return body
 
     def mapping_dict(self):
-        return {suffix: list(uuids) for suffix, uuids in self.mappings}
+        return {'': self.resource_providers()}
 
     def resource_providers(self):
-        return [uuid for uuid, _ in self.allocations]
+        return sorted(set(self.providers))
 
 
 @dataclasses.dataclass
@@ -581,16 +639,14 @@ class _Combiner:
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
         self.checks = checkpoints(self.groups)
+        unsuffixed = [group for group in self.groups
+                      if not group.use_same_provider]
+        # Only called when the unsuffixed group has required traits.
+        self._unsuffixed_traits_met = _collective_traits_test(
+            snap, unsuffixed[0].required_traits if unsuffixed else ())
         # Most walks have no rule beyond capacity to check per choice.
         self.unchecked = (not self.isolate and self.nested_aware
                           and not any(self.checks))
-        # The unsuffixed group alone: one level per class, so no two
-        # choices add to the same (provider, class), and each option
-        # already passed Inventory.can_take, which implies can_hold_sum
-        # for its amount alone (an integer within the float capacity is
-        # within its truncation). Every combination is then a candidate.
-        self.independent = self.unchecked and not any(
-            group.use_same_provider for group in self.groups)
 
     def walk(self):
         """Candidates of every valid combination, lazily.
@@ -600,9 +656,6 @@ class _Combiner:
         be passed up through one suspended frame per level, which cost
         more than building it. ``sums[d]`` holds the amounts per
         (provider, class) of the first ``d`` choices."""
-        if self.independent:
-            yield from self._every_combination()
-            return
         last = len(self.levels) - 1
         chosen, sums = [], [{}]
         pending = [iter(self.levels[0].options)]
@@ -628,16 +681,6 @@ class _Combiner:
                 sums.pop()
                 if chosen:
                     chosen.pop()
-
-    def _every_combination(self):
-        """The walk's answer when no choice can invalidate another (see
-        ``independent``), in the walk's order."""
-        groups = self.groups
-        for chosen in itertools.product(*(level.options
-                                          for level in self.levels)):
-            yield _make_candidate(groups, chosen, {
-                (uuid, rc): amount for option in chosen
-                for uuid, rc, amount in option.amounts})
 
     def _add(self, sums, option):
         # A plain dict: copying a Counter goes through Counter.update,
@@ -687,13 +730,9 @@ class _Combiner:
     def _spread_traits_ok(self, chosen):
         # The unsuffixed group's required traits are met collectively by
         # the providers supplying its classes (not by the rest of the tree).
-        required, traits = (), set()
-        for group, option in zip(self.groups, chosen):
-            if not group.use_same_provider:
-                required = group.required_traits
-                for uuid in option.providers:
-                    traits |= self.snap.traits_of(uuid)
-        return all(any_of & traits for any_of in required)
+        return self._unsuffixed_traits_met([
+            uuid for group, option in zip(self.groups, chosen)
+            if not group.use_same_provider for uuid in option.providers])
 
     def _same_subtree(self, chosen, suffixes):
         uuids = set()
@@ -868,10 +907,75 @@ def _round_robin(generators):
             break
 
 
+def _spread_classes(request):
+    """((class, amount), ...) sorted by class if the request is one
+    unsuffixed group with resources and nothing to check between its
+    choices, else None.
+
+    Such a request's candidates under an anchor are every combination of
+    one provider per class (see _Combiner.independent; its required
+    traits are a test of the providers a combination names), so the
+    search can enumerate them as tuples of providers with
+    itertools.product, in C, and build a body only for those returned:
+    the scheduler's common request without per-combination Python."""
+    if len(request.groups) != 1 or request.same_subtrees:
+        return None
+    group = request.groups[0]
+    if (group.use_same_provider or not group.resources
+            or not request.nested_aware):
+        return None
+    return tuple(sorted(group.resources.items()))
+
+
+def _spread_walks(snap, request):
+    """Per viable anchor, an iterator of provider tuples (one provider
+    per class of ``_spread_classes``); the spread request's counterpart
+    of _anchor_walks."""
+    index = _TreeIndex(snap)
+    search = _GroupSearch(snap, request.groups[0], index)
+    anchor_ok = _root_filter(snap, request)
+    meets = _collective_traits_test(snap, search.group.required_traits)
+    for anchor in index.anchors:
+        if not anchor_ok(anchor):
+            continue
+        levels = search.levels(anchor)
+        if levels is None:
+            continue
+        # Each option of a class is one provider's, taking that class
+        # alone; having passed Inventory.can_take it fits on its own, and
+        # no two classes add to one (provider, class).
+        providers = [[option.amounts[0][0] for option in level.options]
+                     for level in levels]
+        combinations = itertools.product(*providers)
+        if meets is not None:
+            if not meets(set().union(*providers)):
+                continue  # not even every provider together has them
+            combinations = filter(meets, combinations)
+        yield combinations
+
+
+def _collective_traits_test(snap, required):
+    """Predicate on providers: together they have a trait of every any-of
+    set of ``required`` (the unsuffixed group's rule); None if there is
+    nothing to test."""
+    if not required:
+        return None
+
+    def meets(uuids):
+        traits = set()
+        for uuid in set(uuids):
+            traits |= snap.traits_of(uuid)
+        return all(any_of & traits for any_of in required)
+    return meets
+
+
 def _all_walks(snap, request, strategy):
     if strategy not in (DEPTH_FIRST, BREADTH_FIRST):
         raise ValueError("Strategy '%s' not recognized" % strategy)
-    walks = _anchor_walks(snap, request)
+    if _spread_classes(request) is None:
+        walks = _anchor_walks(snap, request)
+    else:
+        walks = _spread_walks(snap, request)
     if strategy == DEPTH_FIRST:
         return itertools.chain.from_iterable(walks)
     return _round_robin(walks)
@@ -891,6 +995,10 @@ def search(snap, request, options=SearchOptions()):
     candidates = _collect(_all_walks(snap, request, options.strategy),
                           stop_after(request, options))
     candidates = _apply_limit(candidates, request.limit, options)
+    spread = _spread_classes(request)
+    if spread is not None:
+        candidates = [SpreadCandidate(providers, spread)
+                      for providers in candidates]
     return SearchResult(candidates, _summary_providers(snap, request,
                                                        candidates))
 
