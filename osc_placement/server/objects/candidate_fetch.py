@@ -111,19 +111,23 @@ def _statement(key, build):
 
 
 def _capacity_clause(classes):
-    """The provider (``_RP``) has capacity, ignoring usage, for the
-    minimum amount ``amount_i`` of some requested class ``class_i``.
-
-    A superset of SliceSpec's seeds (which count usage): the search checks
-    usage anyway, and the load statement sums usage for the loaded trees,
-    so summing it here too would read the allocations twice."""
+    """The provider (``_RP``) has room, counting its usage, for the
+    minimum amount ``amount_i`` of some requested class ``class_i``:
+    SliceSpec's seeds. (The search checks each group's amounts, units and
+    steps itself; this keeps trees with no room out of the windows, so a
+    scheduler's first window is not spent on the hosts it filled.)"""
     fits = sa.or_(*(
         sa.and_(_INV.c.resource_class_id
                 == sa.bindparam('class_%d' % i, type_=sa.Integer),
                 (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
-                >= sa.bindparam('amount_%d' % i, type_=sa.Integer))
+                >= sa.func.coalesce(_USAGE.c.used, 0)
+                + sa.bindparam('amount_%d' % i, type_=sa.Integer))
         for i in range(classes)))
-    return sa.exists().where(_INV.c.resource_provider_id == _RP.c.id, fits)
+    with_usage = _INV.outerjoin(_USAGE, sa.and_(
+        _USAGE.c.resource_provider_id == _INV.c.resource_provider_id,
+        _USAGE.c.resource_class_id == _INV.c.resource_class_id))
+    return (sa.exists().select_from(with_usage)
+            .where(_INV.c.resource_provider_id == _RP.c.id, fits))
 
 
 def _filter_clause(dialect):
