@@ -18,6 +18,7 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server import errors
 from osc_placement.server import microversion
 from osc_placement.server import policy
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import tables
 from tests.server import fixtures as api_fixtures
@@ -265,6 +266,68 @@ class TestConcurrency(testtools.TestCase):
         statuses = self._race('POST', '/resource_providers',
                               ['{"name": "same"}'] * 5)
         self.assertEqual([200] + [409] * 4, statuses)
+
+
+class TestIdleConnections(testtools.TestCase):
+    """A pooled connection that died while idle in the pool is replaced
+    before use; one back in use within IDLE_PING_SECONDS is not pinged
+    (the round trip a busy server saves)."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        self.engine = db_engine.create_engine(api_fixtures._state['url'])
+        self.addCleanup(self.engine.dispose)
+
+    def _kill_pooled_connection(self):
+        """Use a connection, return it to the pool, then close its
+        driver connection behind the pool's back (as a restarted
+        database would)."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text('SELECT 1'))
+            raw = conn.connection.dbapi_connection
+        raw.close()
+
+    def _select_one(self):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.text('SELECT 1')).scalar()
+
+    def test_idle_dead_connection_is_replaced(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.IDLE_PING_SECONDS', 0))
+        self._kill_pooled_connection()
+        self.assertEqual(1, self._select_one())
+
+    def test_recently_used_connection_is_not_pinged(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.IDLE_PING_SECONDS', 3600))
+        self._kill_pooled_connection()
+        # No ping: the dead connection is handed out and the statement
+        # fails; the pool then starts afresh.
+        self.assertRaises(sa.exc.DBAPIError, self._select_one)
+        self.assertEqual(1, self._select_one())
+
+
+class TestReadsAndWrites(testtools.TestCase):
+    """Reads may skip the transaction (PostgreSQL), but the connection
+    they used must go back to the pool transactional: a write that fails
+    after its first statement still leaves nothing behind."""
+
+    def test_failed_write_after_reads_changes_nothing(self):
+        db = api_fixtures.database()
+        api_fixtures.reset_database(db)
+        count = sa.select(sa.func.count()).select_from(tables.traits)
+        # Every pooled connection serves a read first.
+        for _ in range(3):
+            with db.read() as conn:
+                before = conn.execute(count).scalar()
+        with testtools.ExpectedException(RuntimeError):
+            with db.write() as conn:
+                conn.execute(tables.traits.insert().values(
+                    name='CUSTOM_NEVER_KEPT', created_at=tables.utcnow()))
+                raise RuntimeError('the request fails after a write')
+        with db.read() as conn:
+            self.assertEqual(before, conn.execute(count).scalar())
 
 
 class TestCommand(testtools.TestCase):

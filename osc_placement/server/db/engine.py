@@ -1,7 +1,8 @@
 """Engines per URL and the transaction helper handlers use.
 
 One transaction per request: ``db.read()`` and ``db.write()`` are context
-managers yielding a Connection inside a transaction. On SQLite a write takes
+managers yielding a Connection inside a transaction (a PostgreSQL read runs
+its statements without one: see ``Database``). On SQLite a write takes
 the lock up front (``BEGIN IMMEDIATE``) so concurrent writers queue on the
 busy timeout instead of failing mid-way. ``db.run_write(fn)`` re-runs a whole
 write from the start when it raises ``Retry`` (a lost generation race, a
@@ -10,6 +11,7 @@ deadlock), in a fresh transaction.
 
 import contextlib
 import threading
+import time
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -71,23 +73,55 @@ def _mysql_engine(url, conf):
 
 def _pool_kwargs(conf):
     if conf is None:
-        return {'pool_pre_ping': True}
+        return {}
     return {'pool_size': conf.max_pool_size,
             'max_overflow': conf.max_overflow,
             'pool_timeout': conf.pool_timeout,
             'pool_recycle': conf.connection_recycle_time,
-            'pool_pre_ping': True,
             'echo': conf.connection_debug >= 50}
+
+
+# A pooled connection idle longer than this is pinged before use.
+IDLE_PING_SECONDS = 5.0
+
+
+def _ping_idle_connections(engine):
+    """Ping a connection on checkout only if it sat idle in the pool.
+
+    A connection dies mostly while idle (the database restarted, a proxy
+    or the server's idle timeout dropped it), and a ping then swaps it for
+    a fresh one before the request uses it. Pinging every checkout, as
+    pool_pre_ping does, cost a round trip per request on connections in
+    constant use; a connection lost mid-stream still fails that request
+    and SQLAlchemy then renews the pool."""
+    @event.listens_for(engine, 'checkin')
+    def _on_checkin(dbapi_conn, record):
+        record.info['idle_since'] = time.monotonic()
+
+    @event.listens_for(engine, 'checkout')
+    def _on_checkout(dbapi_conn, record, proxy):
+        idle_since = record.info.get('idle_since')
+        if (idle_since is None
+                or time.monotonic() - idle_since < IDLE_PING_SECONDS):
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            # The pool drops this connection and checks out another.
+            raise sa.exc.DisconnectionError(str(exc)) from exc
 
 
 def create_engine(url, db_conf=None):
     """An engine for a URL, tuned for its backend."""
     url = sa.engine.make_url(url)
     if url.get_backend_name() == 'sqlite':
-        return _sqlite_engine(url, db_conf)
-    if url.get_backend_name() == 'mysql':
-        return _mysql_engine(url, db_conf)
-    return _postgresql_engine(url, db_conf)
+        engine = _sqlite_engine(url, db_conf)
+    elif url.get_backend_name() == 'mysql':
+        engine = _mysql_engine(url, db_conf)
+    else:
+        engine = _postgresql_engine(url, db_conf)
+    _ping_idle_connections(engine)
+    return engine
 
 
 # Statements the driver keeps prepared per connection. psycopg's default,
@@ -141,10 +175,19 @@ class Database:
         # time, or threads would interleave statements in it.
         single = isinstance(engine.pool, pool.StaticPool)
         self._lock = threading.RLock() if single else contextlib.nullcontext()
+        # PostgreSQL's default isolation, READ COMMITTED, gives every
+        # statement its own snapshot whether or not a transaction holds
+        # them, so a read needs no BEGIN and COMMIT: two of the four round
+        # trips of a scheduler's candidate read. MySQL's REPEATABLE READ
+        # and SQLite do give a transaction one snapshot, and keep it.
+        self._reads_need_transaction = engine.dialect.name != 'postgresql'
 
     @contextlib.contextmanager
     def read(self):
         with self._lock, self.engine.connect() as conn:
+            if not self._reads_need_transaction:
+                yield conn.execution_options(isolation_level='AUTOCOMMIT')
+                return
             with conn.begin():
                 yield conn
 
