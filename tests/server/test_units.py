@@ -330,6 +330,46 @@ class TestReadsAndWrites(testtools.TestCase):
             self.assertEqual(before, conn.execute(count).scalar())
 
 
+class TestFailedWriteKeepsPreparedStatements(testtools.TestCase):
+    """A failed write rolls back and leaves the connection as it was; on
+    PostgreSQL that includes the statements the driver prepared on it,
+    which psycopg's own rollback() would have deallocated."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        # Its own pool: used one request at a time, it holds one
+        # connection, so every step below runs on that one.
+        self.db = db_engine.Database(db_engine.create_engine(
+            api_fixtures._state['url']))
+        self.addCleanup(self.db.engine.dispose)
+
+    def _prepared_names(self, conn):
+        if conn.dialect.name != 'postgresql':
+            return set()
+        return set(conn.execute(sa.text(
+            'SELECT name FROM pg_prepared_statements')).scalars())
+
+    def test_failed_write_keeps_prepared_statements(self):
+        count = sa.select(sa.func.count()).select_from(tables.traits)
+        # psycopg prepares a statement on its fifth execution.
+        for _ in range(6):
+            with self.db.read() as conn:
+                before = conn.execute(count).scalar()
+        with self.db.read() as conn:
+            prepared = self._prepared_names(conn)
+        with testtools.ExpectedException(RuntimeError):
+            with self.db.write() as conn:
+                conn.execute(tables.traits.insert().values(
+                    name='CUSTOM_ROLLED_BACK', created_at=tables.utcnow()))
+                raise RuntimeError('a 409 after the first write')
+        with self.db.read() as conn:
+            self.assertEqual(before, conn.execute(count).scalar())
+            self.assertEqual(prepared, self._prepared_names(conn))
+        if self.db.engine.dialect.name == 'postgresql':
+            self.assertTrue(prepared)
+
+
 class TestCommand(testtools.TestCase):
 
     def setUp(self):
