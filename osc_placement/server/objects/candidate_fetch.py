@@ -261,14 +261,7 @@ def _build_choose(shape):
         own = own.where(_ROOT > after)
     parts = [(_TREE_ROOT, _first_roots(own, _ROOT, shape.window))]
     if sharing is not None:
-        joined, peer = _served(sharing)
-        peer_root = _root_of(peer)
-        # Only the sharing seeds' own trees stay out of the order (they
-        # come with the trees they serve): a tree whose root shares
-        # without being a seed may still anchor candidates of its own.
-        served = (sa.select(peer_root).select_from(joined)
-                  .where(peer_root.not_in(sa.select(sharing.c.root)),
-                         *_tree_filters(shape, peer_root, sharing)))
+        served, peer_root = _served_roots(shape, sharing)
         if shape.after:
             served = served.where(peer_root > after)
         parts.append((_SERVED_ROOT, _first_roots(served, peer_root,
@@ -280,6 +273,40 @@ def _build_choose(shape):
     if sharing is not None:
         rows += _sharing_rows(shape, sharing, roots)
     return sa.union_all(*rows)
+
+
+def _served_roots(shape, sharing):
+    """SELECT of the roots of trees with a provider sharing an aggregate
+    with a sharing seed, and its root column.
+
+    Only the sharing seeds' own trees stay out (they come with the trees
+    they serve): a tree whose root shares without being a seed may still
+    anchor candidates of its own."""
+    if shape.tree_aggregates or shape.tree_traits:
+        # The narrowing may be met by the serving seed itself: keep it.
+        joined, peer = _served(sharing)
+        peer_root = _root_of(peer)
+        return (sa.select(peer_root).select_from(joined)
+                .where(peer_root.not_in(sa.select(sharing.c.root)),
+                       *_tree_filters(shape, peer_root, sharing)),
+                peer_root)
+    # Without it, only the seeds' aggregates matter: testing each peer's
+    # aggregates against them walks the root index in order and stops at
+    # the window's end, where joining every seed to every peer compared
+    # all pairs first (a quarter of the statement's time for a large
+    # window).
+    link, peer = _RPA.alias('served_link'), _RP.alias('peer')
+    seed_link = _RPA.alias('seed_link')
+    seed_aggregates = (sa.select(seed_link.c.aggregate_id)
+                       .where(seed_link.c.resource_provider_id.in_(
+                           sa.select(sharing.c.id))))
+    peer_root = _root_of(peer)
+    return (sa.select(peer_root)
+            .select_from(peer.join(link,
+                                   link.c.resource_provider_id == peer.c.id))
+            .where(link.c.aggregate_id.in_(seed_aggregates),
+                   peer_root.not_in(sa.select(sharing.c.root))),
+            peer_root)
 
 
 def _sharing_rows(shape, sharing, roots):
@@ -315,38 +342,41 @@ def _build_load(dialect):
      max_unit, step_size, used, allocation_ratio, -),
     (_TRAIT, provider id, ..., trait name),
     (_AGGREGATE, provider id, ..., aggregate uuid)."""
-    in_trees = _one_of(dialect, _RP.c.root_provider_id, 'roots', sa.Integer)
+    # The trees' providers are found once (one walk of the root index),
+    # and the other three parts join to them.
+    tree = (sa.select(_RP.c.id, _RP.c.parent_provider_id,
+                      _RP.c.root_provider_id, _RP.c.uuid)
+            .where(_one_of(dialect, _RP.c.root_provider_id, 'roots',
+                           sa.Integer))
+            .cte('tree'))
     # Untyped NULLs pad the rows: every database types a UNION column by
     # its non-NULL members.
     num = ratio = text = sa.null()
     providers = sa.select(
-        _tag(_PROVIDER), _RP.c.id, _RP.c.parent_provider_id,
-        _RP.c.root_provider_id, num, num, num, num, num, ratio,
-        _RP.c.uuid).where(in_trees)
+        _tag(_PROVIDER), tree.c.id, tree.c.parent_provider_id,
+        tree.c.root_provider_id, num, num, num, num, num, ratio,
+        tree.c.uuid)
     inventories = sa.select(
         _tag(_INVENTORY), _INV.c.resource_provider_id,
         _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
         _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
         sa.func.coalesce(_USAGE.c.used, 0), _INV.c.allocation_ratio,
         text).select_from(
-            _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id)
+            tree.join(_INV, _INV.c.resource_provider_id == tree.c.id)
             .outerjoin(_USAGE, sa.and_(
                 _USAGE.c.resource_provider_id
                 == _INV.c.resource_provider_id,
-                _USAGE.c.resource_class_id == _INV.c.resource_class_id))
-        ).where(in_trees)
+                _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
     traits = sa.select(
         _tag(_TRAIT), _RPT.c.resource_provider_id, num, num, num, num, num,
         num, num, ratio, _T.c.name).select_from(
-            _RPT.join(_T, _T.c.id == _RPT.c.trait_id)
-            .join(_RP, _RP.c.id == _RPT.c.resource_provider_id)
-        ).where(in_trees)
+            tree.join(_RPT, _RPT.c.resource_provider_id == tree.c.id)
+            .join(_T, _T.c.id == _RPT.c.trait_id))
     aggregates = sa.select(
         _tag(_AGGREGATE), _RPA.c.resource_provider_id, num, num, num, num,
         num, num, num, ratio, _AGG.c.uuid).select_from(
-            _RPA.join(_AGG, _AGG.c.id == _RPA.c.aggregate_id)
-            .join(_RP, _RP.c.id == _RPA.c.resource_provider_id)
-        ).where(in_trees)
+            tree.join(_RPA, _RPA.c.resource_provider_id == tree.c.id)
+            .join(_AGG, _AGG.c.id == _RPA.c.aggregate_id))
     return sa.union_all(providers, inventories, traits, aggregates)
 
 
