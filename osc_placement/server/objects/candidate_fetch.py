@@ -490,33 +490,57 @@ class SliceReader:
 
 
 def _load_trees(conn, dialect, root_ids, anchors):
-    rows = conn.execute(_statement(dialect, _build_load),
-                        {'roots': sorted(root_ids)}).all()
-    by_tag = collections.defaultdict(list)
+    result = conn.execute(_statement(dialect, _build_load),
+                          {'roots': sorted(root_ids)})
+    # The driver's own tuples: no column needs SQLAlchemy's processing
+    # (the union's columns are untyped), and a Row per row was a tenth of
+    # a large window's time.
+    rows = result.cursor.fetchall()
+    result.close()
+    uuid_of = {row[1]: row[10] for row in rows if row[0] == _PROVIDER}
+    snap = candidate_search.Snapshot(providers={})
+    _add_providers(snap, rows, uuid_of)
+    _add_inventories(snap, rows, uuid_of, conn)
+    snap.traits, snap.aggregates = [
+        _grouped(rows, tag, uuid_of) for tag in (_TRAIT, _AGGREGATE)]
+    # Anchors outside the window are left out: the search must not walk
+    # a tree it has not loaded.
+    snap.anchors = candidate_search.group_pairs(
+        (uuid_of[s], uuid_of[r]) for s, r in anchors
+        if s in uuid_of and r in uuid_of)
+    return snap
+
+
+def _add_providers(snap, rows, uuid_of):
+    provider = candidate_search.Provider
+    providers = snap.providers
     for row in rows:
-        by_tag[row[0]].append(row)
-    uuid_of = {row[1]: row[10] for row in by_tag[_PROVIDER]}
-    providers = [(uuid, '', 0, uuid_of.get(parent), uuid_of.get(root, uuid))
-                 for _, rp_id, parent, root, *_, uuid in by_tag[_PROVIDER]]
-    inventories = by_tag[_INVENTORY]
-    names = resource_class.names_for(conn, {row[2] for row in inventories})
+        if row[0] == _PROVIDER:
+            uuid = row[10]
+            providers[uuid] = provider(uuid, '', 0, uuid_of.get(row[2]),
+                                       uuid_of.get(row[3], uuid))
+
+
+def _add_inventories(snap, rows, uuid_of, conn):
+    mine = [row for row in rows if row[0] == _INVENTORY]
+    names = resource_class.names_for(conn, {row[2] for row in mine})
+    inventory = candidate_search.Inventory
+    inventories = collections.defaultdict(dict)
     # Rows of a provider created after the trees were chosen are dropped:
     # the snapshot must hold whole trees it knows the shape of.
-    inventories = [
-        (uuid_of[rp_id], names[rc], total, reserved, min_unit, max_unit,
-         step, ratio, used)
-        for _, rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-        ratio, _ in inventories if rp_id in uuid_of and rc in names]
-    traits, aggregates = [
-        [(uuid_of[row[1]], row[10]) for row in by_tag[tag]
-         if row[1] in uuid_of]
-        for tag in (_TRAIT, _AGGREGATE)]
-    return candidate_search.Snapshot.from_rows(
-        providers, inventories, traits, aggregates,
-        # Anchors outside the window are left out: the search must not
-        # walk a tree it has not loaded.
-        [(uuid_of[s], uuid_of[r]) for s, r in anchors
-         if s in uuid_of and r in uuid_of])
+    for (_, rp_id, rc, total, reserved, min_unit, max_unit, step, used,
+         ratio, _) in mine:
+        if rp_id in uuid_of and rc in names:
+            inventories[uuid_of[rp_id]][names[rc]] = inventory(
+                total, reserved, min_unit, max_unit, step, ratio, used)
+    snap.inventories = dict(inventories)
+
+
+def _grouped(rows, tag, uuid_of):
+    """{provider uuid: frozenset of the text column} for rows of ``tag``."""
+    return candidate_search.group_pairs(
+        (uuid_of[row[1]], row[10]) for row in rows
+        if row[0] == tag and row[1] in uuid_of)
 
 
 def load_snapshot(conn, spec, class_ids, trait_ids):

@@ -156,12 +156,12 @@ class Snapshot:
         for uuid, rc, *fields in inventories:
             invs[uuid][rc] = Inventory(*fields)
         snap.inventories = dict(invs)
-        snap.traits = _group_rows(traits)
-        snap.aggregates = _group_rows(aggregates)
+        snap.traits = group_pairs(traits)
+        snap.aggregates = group_pairs(aggregates)
         if anchors is None:
             snap.anchors = compute_anchors(snap)
         else:
-            snap.anchors = _group_rows(anchors)
+            snap.anchors = group_pairs(anchors)
         return snap
 
     def root(self, uuid):
@@ -184,7 +184,8 @@ class Snapshot:
         return SHARING_TRAIT in self.traits_of(uuid)
 
 
-def _group_rows(rows):
+def group_pairs(rows):
+    """{key: frozenset of values} from (key, value) pairs."""
     grouped = collections.defaultdict(set)
     for key, value in rows:
         grouped[key].add(value)
