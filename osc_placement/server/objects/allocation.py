@@ -272,9 +272,15 @@ def _save_consumers(conn, writes, existing, ids):
     consumer_obj.create_many(conn, new_rows)
 
 
-def _replace_rows(conn, writes, class_ids, providers):
-    usage_totals.delete_allocations(
-        conn, _ALLOC.c.consumer_id.in_(sorted({w.uuid for w in writes})))
+def _replace_rows(conn, writes, class_ids, providers, existing):
+    # Allocation rows exist only with their consumer's row (both are
+    # written, and removed, together here and in DELETE /allocations), so
+    # a new consumer has none to delete: a scheduler's claim saves the
+    # round trip.
+    known = sorted({w.uuid for w in writes if w.uuid in existing})
+    if known:
+        usage_totals.delete_allocations(conn,
+                                        _ALLOC.c.consumer_id.in_(known))
     now = tables.utcnow()
     rows = [{'consumer_id': w.uuid,
              'resource_provider_id': providers[uuid]['id'],
@@ -317,4 +323,4 @@ def replace(conn, writes, messages=None):
                     mine)
     _bump_providers(conn, [providers[u] for u in set(named) | touched])
     _save_consumers(conn, writes, existing, ids)
-    _replace_rows(conn, writes, class_ids, providers)
+    _replace_rows(conn, writes, class_ids, providers, existing)
