@@ -867,6 +867,7 @@ def _anchor_walks(snap, request):
     anchor_ok = _root_filter(snap, request)
     demand = _demand(request.groups)
     checkpoints = _CheckpointCache(request.same_subtrees)
+    isolate = request.group_policy == 'isolate'
     for anchor in index.anchors:
         if not anchor_ok(anchor):
             continue
@@ -877,11 +878,27 @@ def _anchor_walks(snap, request):
                 break  # a group that cannot fit ends this anchor
             levels += group_levels
         else:
+            if isolate and not _enough_providers_to_isolate(levels):
+                continue
             if (_walk_is_small(levels)
                     or _tree_can_cover(snap, demand, levels)):
                 yield _Combiner(snap, request,
                                 _most_constrained_first(levels),
                                 checkpoints).walk()
+
+
+def _enough_providers_to_isolate(levels):
+    """group_policy=isolate gives each suffixed group its own provider, so
+    a tree whose suffixed groups can use fewer providers between them than
+    there are such groups has no candidate: two NUMA groups on a host
+    without NUMA children (the root offers both) end here, not in a walk
+    that would try every pairing first."""
+    suffixed = [level for level in levels if level.group.use_same_provider]
+    providers = set()
+    for level in suffixed:
+        for option in level.options:
+            providers |= option.providers
+    return len(providers) >= len(suffixed)
 
 
 def _most_constrained_first(levels):
