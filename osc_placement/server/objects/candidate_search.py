@@ -455,7 +455,7 @@ class _TreeIndex:
 class _GroupSearch:
     """The options of one request group, anchor by anchor."""
 
-    def __init__(self, snap, group, index):
+    def __init__(self, snap, group, index, providers_only=False):
         self.snap = snap
         self.group = group
         self.index = index
@@ -471,6 +471,9 @@ class _GroupSearch:
                       else sorted(group.resources))
         # uuid -> the provider's options per level, or None.
         self._option_cache = {}
+        # The spread search (_spread_walks) needs only which provider
+        # can take which class: its "options" are the providers' uuids.
+        self._providers_only = providers_only
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -483,6 +486,15 @@ class _GroupSearch:
         if options is None or not all(options):
             return None
         return [_Level(self.group, level) for level in options]
+
+    def providers_at(self, anchor):
+        """The unsuffixed group's providers of each class (sorted) under
+        ``anchor``, or None if some class has none: its levels, as uuids
+        (built with ``providers_only``)."""
+        providers = self._options_at(anchor)
+        if providers is None or not all(providers):
+            return None
+        return providers
 
     def _options_at(self, anchor):
         """[options of each level] under ``anchor`` (None if no provider
@@ -523,14 +535,17 @@ class _GroupSearch:
         # A provider with a forbidden trait fails every choice.
         if not mine or self.has_forbidden_trait(uuid):
             return [None] * len(self._keys)
-        providers = frozenset([uuid])
+        providers = None if self._providers_only else frozenset([uuid])
         options = []
         for rc in self._keys:
             amount = self.group.resources[rc]
             inv = mine.get(rc)
-            options.append(
-                _Option(((uuid, rc, amount),), providers)
-                if inv is not None and inv.can_take(amount) else None)
+            if inv is None or not inv.can_take(amount):
+                options.append(None)
+            elif providers is None:
+                options.append(uuid)
+            else:
+                options.append(_Option(((uuid, rc, amount),), providers))
         return options
 
     # Predicates over one provider.
@@ -950,20 +965,19 @@ def _spread_walks(snap, request):
     per class of ``_spread_classes``); the spread request's counterpart
     of _anchor_walks."""
     index = _TreeIndex(snap)
-    search = _GroupSearch(snap, request.groups[0], index)
+    search = _GroupSearch(snap, request.groups[0], index,
+                          providers_only=True)
     anchor_ok = _root_filter(snap, request)
     meets = _collective_traits_test(snap, search.group.required_traits)
     for anchor in index.anchors:
         if not anchor_ok(anchor):
             continue
-        levels = search.levels(anchor)
-        if levels is None:
+        # Each provider listed for a class passed Inventory.can_take for
+        # it alone, so it fits on its own, and no two classes add to one
+        # (provider, class).
+        providers = search.providers_at(anchor)
+        if providers is None:
             continue
-        # Each option of a class is one provider's, taking that class
-        # alone; having passed Inventory.can_take it fits on its own, and
-        # no two classes add to one (provider, class).
-        providers = [[option.amounts[0][0] for option in level.options]
-                     for level in levels]
         combinations = itertools.product(*providers)
         if meets is not None:
             if not meets(set().union(*providers)):
