@@ -119,6 +119,13 @@ class TestPolicy(testtools.TestCase):
             f.write('"placement:traits:list": "role:member"\n')
         stat = os.stat(path)
         os.utime(path, (stat.st_atime, stat.st_mtime + 10))
+        # Within RULES_CHECK_SECONDS of the last check the old rules hold.
+        with fixtures.MonkeyPatch(
+                'osc_placement.server.policy.RULES_CHECK_SECONDS', 3600):
+            self.assertTrue(self._allowed(enforcer, ['reader'],
+                                          'placement:traits:list'))
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.policy.RULES_CHECK_SECONDS', 0))
         self.assertFalse(self._allowed(enforcer, ['reader'],
                                        'placement:traits:list'))
 
