@@ -113,23 +113,33 @@ def for_provider(conn, provider_id):
 
 # -- the write -------------------------------------------------------------
 
+# The write's fixed statements, built once (building them per request
+# cost more Python time than the database took to run them); the lists of
+# uuids are expanding parameters.
+_LOAD_PROVIDERS = (
+    sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+              _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
+              _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
+              _INV.c.allocation_ratio,
+              sa.func.coalesce(_USAGE.c.used, 0).label('used'))
+    .select_from(_RP.outerjoin(_INV, _INV.c.resource_provider_id == _RP.c.id)
+                 .outerjoin(_USAGE, sa.and_(
+                     _USAGE.c.resource_provider_id == _RP.c.id,
+                     _USAGE.c.resource_class_id
+                     == _INV.c.resource_class_id)))
+    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
+_LOCK_PROVIDERS = (
+    sa.select(_RP.c.id)
+    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+    .order_by(_RP.c.id).with_for_update())
+
+
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
     where each inv carries the six fields plus 'used' (all consumers,
     from usage_totals, written with the allocations)."""
-    rows = conn.execute(
-        sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
-                  _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
-                  _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
-                  _INV.c.allocation_ratio,
-                  sa.func.coalesce(_USAGE.c.used, 0).label('used'))
-        .select_from(_RP.outerjoin(_INV,
-                                   _INV.c.resource_provider_id == _RP.c.id)
-                     .outerjoin(_USAGE, sa.and_(
-                         _USAGE.c.resource_provider_id == _RP.c.id,
-                         _USAGE.c.resource_class_id
-                         == _INV.c.resource_class_id)))
-        .where(_RP.c.uuid.in_(sorted(uuids)))).mappings().all()
+    rows = conn.execute(_LOAD_PROVIDERS,
+                        {'uuids': sorted(uuids)}).mappings().all()
     providers = {}
     for row in rows:
         provider = providers.setdefault(row['uuid'], {
@@ -220,9 +230,7 @@ def _queue_for_providers(conn, uuids):
     MySQL). SQLite's write transactions are already one at a time. The
     swap in _bump_providers still guards correctness on its own."""
     if uuids and conn.dialect.name != 'sqlite':
-        conn.execute(sa.select(_RP.c.id)
-                     .where(_RP.c.uuid.in_(sorted(uuids)))
-                     .order_by(_RP.c.id).with_for_update())
+        conn.execute(_LOCK_PROVIDERS, {'uuids': sorted(uuids)})
 
 
 def _bump_providers(conn, providers):

@@ -48,16 +48,32 @@ _KINDS = {'project': (_P, _P.c.external_id), 'user': (_U, _U.c.external_id),
           'type': (_CT, _CT.c.name)}
 
 
+_ID_SELECTS = {}
+
+
+def _ids_statement(kinds):
+    """SELECT kind, name, id for the names of ``kinds`` (a tuple of keys
+    of _KINDS), each list given at execution as the parameter named after
+    its kind. Built once per tuple: building it cost a claim more than
+    running it."""
+    statement = _ID_SELECTS.get(kinds)
+    if statement is None:
+        statement = _ID_SELECTS[kinds] = sa.union_all(*(
+            sa.select(sa.literal(kind).label('kind'), column.label('name'),
+                      table.c.id)
+            .where(column.in_(sa.bindparam(kind, expanding=True)))
+            for kind, (table, column) in ((k, _KINDS[k]) for k in kinds)))
+    return statement
+
+
 def _select_ids(conn, wanted):
     """{kind: {name: id}} for the names that exist, in one statement."""
     found = {kind: {} for kind in wanted}
-    selects = [sa.select(sa.literal(kind).label('kind'),
-                         column.label('name'), table.c.id)
-               .where(column.in_(sorted(wanted[kind])))
-               for kind, (table, column) in _KINDS.items()
-               if wanted.get(kind)]
-    if selects:
-        for kind, name, row_id in conn.execute(sa.union_all(*selects)):
+    kinds = tuple(kind for kind in _KINDS if wanted.get(kind))
+    if kinds:
+        rows = conn.execute(_ids_statement(kinds),
+                            {kind: sorted(wanted[kind]) for kind in kinds})
+        for kind, name, row_id in rows:
             found[kind][name] = row_id
     return found
 
@@ -87,22 +103,26 @@ def ensure_ids(conn, wanted):
     return found
 
 
+# Built once, like _ids_statement's: every allocation write runs it.
+_WITH_ALLOCATIONS = (
+    sa.select(_C.c.id, _C.c.uuid, _C.c.generation, _C.c.project_id,
+              _C.c.user_id, _C.c.consumer_type_id,
+              _ALLOC.c.resource_provider_id,
+              _RP.c.uuid.label('provider_uuid'),
+              _ALLOC.c.resource_class_id, _ALLOC.c.used)
+    .select_from(_C.outerjoin(_ALLOC, _ALLOC.c.consumer_id == _C.c.uuid)
+                 .outerjoin(_RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+    .where(_C.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
+
+
 def load_with_allocations(conn, uuids):
     """The named consumers and their current allocations.
 
     Returns ({uuid: consumer row}, [allocation rows]) where allocation
     rows carry consumer_id, resource_provider_id, provider_uuid,
     resource_class_id and used."""
-    rows = conn.execute(
-        sa.select(_C.c.id, _C.c.uuid, _C.c.generation, _C.c.project_id,
-                  _C.c.user_id, _C.c.consumer_type_id,
-                  _ALLOC.c.resource_provider_id,
-                  _RP.c.uuid.label('provider_uuid'),
-                  _ALLOC.c.resource_class_id, _ALLOC.c.used)
-        .select_from(_C.outerjoin(_ALLOC, _ALLOC.c.consumer_id == _C.c.uuid)
-                     .outerjoin(_RP,
-                                _RP.c.id == _ALLOC.c.resource_provider_id))
-        .where(_C.c.uuid.in_(sorted(set(uuids))))).mappings().all()
+    rows = conn.execute(_WITH_ALLOCATIONS,
+                        {'uuids': sorted(set(uuids))}).mappings().all()
     consumers, allocations = {}, []
     for row in rows:
         consumers.setdefault(row['uuid'], row)
