@@ -15,6 +15,7 @@ import sys
 import platformdirs
 
 from osc_placement.server import conf as conf_mod
+from osc_placement.server import http_server
 
 APP_NAME = 'osc-placement'
 EXIT_USAGE = 2
@@ -41,6 +42,9 @@ def _parser():
                         help='Worker processes (default 1).')
     parser.add_argument('--threads', type=int,
                         help='Threads per worker (default 8).')
+    parser.add_argument('--http-server', choices=http_server.CHOICES,
+                        help='The HTTP server (default granian; [server] '
+                             'http_server).')
     parser.add_argument('--database-connection', '--db-url',
                         dest='connection',
                         help='SQLAlchemy URL ([placement_database] '
@@ -80,6 +84,7 @@ def build_conf(args):
     overrides = (('host', args.host, 'server'), ('port', args.port, 'server'),
                  ('workers', args.workers, 'server'),
                  ('threads', args.threads, 'server'),
+                 ('http_server', args.http_server, 'server'),
                  ('connection', args.connection, 'placement_database'),
                  ('auth_strategy', args.auth_strategy, 'api'))
     for name, value, group in overrides:
@@ -152,8 +157,7 @@ def serve(conf, access_log=False):
         db_sync(conf)
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
-    from osc_placement.server import gunicorn_app
-    gunicorn_app.PlacementServer(conf, access_log).run()
+    http_server.serve(conf, access_log)
     return 0
 
 

@@ -10,6 +10,8 @@ from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
+from osc_placement.server import http_server
+
 NIL_UUID = '00000000-0000-0000-0000-000000000000'
 
 API_OPTS = [
@@ -55,6 +57,9 @@ SERVER_OPTS = [
     cfg.PortOpt('port', default=8778),
     cfg.IntOpt('workers', default=1, min=1),
     cfg.IntOpt('threads', default=8, min=1),
+    cfg.StrOpt('http_server', default=http_server.GRANIAN,
+               choices=http_server.CHOICES,
+               help='The HTTP server running the workers.'),
     cfg.BoolOpt('insecure_noauth_on_public_address', default=False,
                 help='Allow noauth2 on an address other than loopback.'),
 ]

@@ -1,8 +1,10 @@
 """The server as a process: ``python -m osc_placement.server``.
 
 Ready when ``GET /`` answers, clean exit on SIGTERM, data kept across
-restarts on the same SQLite file."""
+restarts on the same SQLite file; on granian (the default) and on
+gunicorn."""
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -78,6 +80,32 @@ class TestServerProcess(testtools.TestCase):
             return json.loads(resp.read() or b'null')
 
     def test_restart_keeps_providers(self):
+        self._restart_keeps_providers()
+
+    def test_gunicorn_serves_too(self):
+        self.argv += ['--http-server', 'gunicorn', '--workers', '2']
+        self._restart_keeps_providers()
+
+    def test_workers_threads_and_bodies(self):
+        """Two workers with threads take concurrent writes with bodies and
+        answer errors with upstream's JSON."""
+        self.argv += ['--workers', '2', '--threads', '4']
+        proc = self._start()
+        names = ['rp-%d' % i for i in range(12)]
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            list(pool.map(lambda name: self._call(
+                'POST', '/resource_providers', {'name': name}), names))
+        listed = self._call('GET', '/resource_providers')
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            self._call('POST', '/resource_providers', {'name': 'rp-0'})
+        self._stop(proc)
+        self.assertEqual(sorted(names), sorted(
+            p['name'] for p in listed['resource_providers']))
+        self.assertEqual(409, caught.exception.code)
+        error = json.loads(caught.exception.read())['errors'][0]
+        self.assertEqual('placement.duplicate_name', error['code'])
+
+    def _restart_keeps_providers(self):
         proc = self._start()
         created = self._call('POST', '/resource_providers', {'name': 'kept'})
         self._stop(proc)

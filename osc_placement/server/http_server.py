@@ -1,0 +1,104 @@
+"""The embedded HTTP servers: worker processes with threads, each serving
+``make_app(conf)``.
+
+granian (the default) parses HTTP in Rust and hands requests to a pool of
+Python threads per worker; gunicorn's gthread workers do it all in Python.
+Measured on a 2-core machine with PostgreSQL, 2 workers x 4 threads, a
+scheduler's claim loop (``limit=10`` candidates, then ``PUT
+/allocations``) ran about a quarter faster on granian: each request cost
+gunicorn about 1 ms more server CPU.
+"""
+
+import functools
+import gc
+import logging
+
+GRANIAN = 'granian'
+GUNICORN = 'gunicorn'
+CHOICES = (GRANIAN, GUNICORN)
+
+
+def serve(conf, access_log=False):
+    """Serve until stopped (SIGINT or SIGTERM); ``[server] http_server``
+    picks the server."""
+    if conf.server.http_server == GUNICORN:
+        _serve_gunicorn(conf, access_log)
+    else:
+        _serve_granian(conf, access_log)
+
+
+def worker_app(conf, access_log):
+    """The WSGI application of one worker process, built after the fork:
+    its own engine and connection pool."""
+    logging.basicConfig(
+        level=logging.INFO if access_log else logging.WARNING,
+        format='%(asctime)s %(process)d %(levelname)s %(name)s %(message)s')
+    from osc_placement.server import app
+    application = app.make_app(conf)
+    _tune_gc()
+    return application
+
+
+def _tune_gc():
+    """Keep the cyclic collector off the hot path.
+
+    A candidate answer allocates tens of thousands of short-lived objects,
+    which triggered full collections scanning every long-lived object of
+    the process (modules, SQLAlchemy's caches): measured, building the
+    1,000-node snapshot took 10 ms median but 78 ms at worst and 16 ms on
+    average; with the start-up objects frozen out of collection and a
+    larger first generation, 6 ms median, 13 ms at worst."""
+    gc.freeze()
+    gc.set_threshold(50000, 20, 100)
+
+
+def _serve_granian(conf, access_log):
+    from granian import Granian
+    from granian.constants import Interfaces
+    server = conf.server
+    Granian(
+        # Named for the process title only: the loader below builds the
+        # application.
+        target='osc_placement.server',
+        address=server.host, port=server.port,
+        interface=Interfaces.WSGI,
+        workers=server.workers, blocking_threads=server.threads,
+        # The application logs each request itself (--access-log), as it
+        # does under gunicorn.
+        log_access=False,
+        log_level='info' if access_log else 'warning',
+    ).serve(target_loader=functools.partial(worker_app, conf, access_log),
+            wrap_loader=False)
+
+
+def _serve_gunicorn(conf, access_log):
+    # Imported here: a granian deployment need not have gunicorn.
+    from gunicorn.app import base
+
+    class PlacementServer(base.BaseApplication):
+
+        def load_config(self):
+            server = conf.server
+            host = server.host
+            bind = '[%s]:%d' % (host, server.port) if ':' in host \
+                else '%s:%d' % (host, server.port)
+            settings = {
+                'bind': [bind],
+                'workers': server.workers,
+                'threads': server.threads,
+                'worker_class': 'gthread',
+                'graceful_timeout': 10,
+                'proc_name': 'placement-server',
+            }
+            # gunicorn >= 25 opens a control socket at a fixed per-user
+            # path; several servers on one host would fight over it.
+            if 'control_socket_disable' in self.cfg.settings:
+                settings['control_socket_disable'] = True
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            # Runs in each worker after fork.
+            return worker_app(conf, access_log)
+
+    PlacementServer().run()
