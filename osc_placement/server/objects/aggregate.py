@@ -22,7 +22,7 @@ def _ensure(conn, uuids):
     def existing():
         return dict(conn.execute(
             sa.select(_AGG.c.uuid, _AGG.c.id)
-            .where(_AGG.c.uuid.in_(uuids))).tuples().all())
+            .where(_AGG.c.uuid.in_(uuids))).all())
     found = existing()
     missing = [u for u in uuids if u not in found]
     if missing:

@@ -136,7 +136,7 @@ def warn_if_over_capacity(conn, provider, records_by_id):
         sa.select(_ALLOC.c.resource_class_id, sa.func.sum(_ALLOC.c.used))
         .where(_ALLOC.c.resource_provider_id == provider['id'],
                _ALLOC.c.resource_class_id.in_(list(records_by_id)))
-        .group_by(_ALLOC.c.resource_class_id)).tuples().all()
+        .group_by(_ALLOC.c.resource_class_id)).all()
     for class_id, amount in used:
         record = records_by_id[class_id]
         limit = ((record['total'] - record['reserved'])

@@ -25,7 +25,7 @@ def ids_for(conn, names):
     if custom:
         rows = conn.execute(sa.select(_RC.c.name, _RC.c.id)
                             .where(_RC.c.name.in_(custom)))
-        found.update(rows.tuples().all())
+        found.update(rows.all())
     return found
 
 
@@ -45,7 +45,7 @@ def names_for(conn, ids):
     if custom:
         rows = conn.execute(sa.select(_RC.c.id, _RC.c.name)
                             .where(_RC.c.id.in_(custom)))
-        names.update(rows.tuples().all())
+        names.update(rows.all())
     return names
 
 

@@ -46,7 +46,7 @@ def require(conn, uuid, template='No resource provider with uuid %s found'):
 
 def _clashes(conn, name, uuid):
     rows = conn.execute(sa.select(_RP.c.name, _RP.c.uuid).where(
-        sa.or_(_RP.c.name == name, _RP.c.uuid == uuid))).tuples().all()
+        sa.or_(_RP.c.name == name, _RP.c.uuid == uuid))).all()
     names = any(row_name == name for row_name, _ in rows)
     uuids = any(row_uuid == uuid for _, row_uuid in rows)
     return names, uuids
@@ -102,7 +102,7 @@ def _tree(conn, root_id):
     """{id: parent_id} for every provider of a tree."""
     return dict(conn.execute(
         sa.select(_RP.c.id, _RP.c.parent_provider_id)
-        .where(_RP.c.root_provider_id == root_id)).tuples().all())
+        .where(_RP.c.root_provider_id == root_id)).all())
 
 
 def _subtree(parents, top_id):

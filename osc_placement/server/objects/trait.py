@@ -21,7 +21,7 @@ def ids_for(conn, names):
     missing = [n for n in names if n not in found]
     if missing:
         rows = conn.execute(sa.select(_T.c.name, _T.c.id)
-                            .where(_T.c.name.in_(missing))).tuples().all()
+                            .where(_T.c.name.in_(missing))).all()
         for name, trait_id in rows:
             found[name] = trait_id
             if not name.startswith(CUSTOM_PREFIX):
@@ -67,7 +67,7 @@ def provider_traits(conn, provider_id):
         sa.select(_T.c.name, _RPT.c.created_at)
         .join(_RPT, _RPT.c.trait_id == _T.c.id)
         .where(_RPT.c.resource_provider_id == provider_id)
-        .order_by(_T.c.name)).tuples().all()
+        .order_by(_T.c.name)).all()
 
 
 def provider_trait_ids(conn, provider_id):

@@ -21,7 +21,7 @@ def provider_usages(conn, provider_id):
             .scalar_subquery())
     rows = conn.execute(
         sa.select(_INV.c.resource_class_id, used)
-        .where(_INV.c.resource_provider_id == provider_id)).tuples().all()
+        .where(_INV.c.resource_provider_id == provider_id)).all()
     names = resource_class.names_for(conn, [r[0] for r in rows])
     return {names[class_id]: int(amount) for class_id, amount in rows}
 
@@ -40,7 +40,7 @@ def project_usages(conn, project_id, user_id=None):
     query = _project_filter(
         sa.select(_ALLOC.c.resource_class_id, sa.func.sum(_ALLOC.c.used))
         .group_by(_ALLOC.c.resource_class_id), project_id, user_id)
-    rows = conn.execute(query).tuples().all()
+    rows = conn.execute(query).all()
     names = resource_class.names_for(conn, [r[0] for r in rows])
     return {names[class_id]: int(amount) for class_id, amount in rows}
 
@@ -61,7 +61,7 @@ def project_usages_by_type(conn, project_id, user_id=None,
         base = base.where(_CT.c.name == consumer_type)
     rows = conn.execute(base.group_by(
         group, _ALLOC.c.resource_class_id, _ALLOC.c.consumer_id)
-    ).tuples().all()
+    ).all()
     return _group_by_type(conn, rows)
 
 
