@@ -126,6 +126,33 @@ def oracle_keys(expected, version):
     return {(amounts, frozenset()) for amounts, _ in expected}
 
 
+def parsed_or_rejected(pairs, version):
+    """The parsed request; one the parser refuses is no example (the
+    strategies draw mostly valid ones, and 400s are tested elsewhere)."""
+    try:
+        return rg.parse_candidate_request(pairs, version)
+    except Exception:
+        hypothesis.reject()
+
+
+def drawn_example(db, cloud, data, oracle=candidate_oracle.oracle,
+                  **kinds):
+    """Draw a request for ``cloud`` (``kinds``: request_pairs' member_of
+    and traits), parse it, write the cloud to ``db``: (version, pairs,
+    parsed request, the oracle's answer to it)."""
+    version, pairs = data.draw(props.request_pairs(cloud, **kinds))
+    request = parsed_or_rejected(pairs, version)
+    expected = oracle(cloud, request)
+    write_cloud(db, cloud)
+    return version, pairs, request, expected
+
+
+# Clouds and requests where required traits decide (see
+# props.place_traits), member_of now and then too.
+TRAITS_CLOUDS = props.clouds(roots_first=True, traits=True)
+WITH_MEMBER_OF = st.sampled_from([False, False, True])
+
+
 def capacity(cloud, uuid, rc):
     total, reserved, _, _, _, ratio = cloud.inventory[uuid][rc]
     return int((total - reserved) * ratio)
@@ -147,15 +174,10 @@ class TestEndpointMatchesOracle(AppTestCase):
     @SETTINGS
     @hypothesis.given(props.clouds(), st.data())
     def test_answer_equals_oracle(self, cloud, data):
-        version, pairs = data.draw(props.request_pairs(cloud))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
-        write_cloud(self.db, cloud)
+        version, pairs, request, (expected, summarised) = drawn_example(
+            self.db, cloud, data)
         status, body = get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
-        expected, summarised = candidate_oracle.oracle(cloud, request)
         got = candidate_keys(body, version)
         # Candidates differing only in mappings look alike before 1.34.
         self.assertEqual(len(expected), len(body['allocation_requests']))
@@ -200,14 +222,29 @@ class TestEndpointMatchesOracle(AppTestCase):
         groups, repeated, in: lists, forbidden), in clouds where only a
         root, a child or a sharing provider is in an aggregate; whole and
         read in windows."""
-        version, pairs = data.draw(props.request_pairs(cloud,
-                                                       member_of=True))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
-        expected, _ = candidate_oracle.oracle(cloud, request)
-        write_cloud(self.db, cloud)
+        self._check_whole_and_windows(cloud, data, limit, window,
+                                      member_of=True)
+
+    @hypothesis.settings(SETTINGS, max_examples=100)
+    @hypothesis.given(TRAITS_CLOUDS, st.data(), st.integers(1, 3),
+                      st.integers(1, 3), WITH_MEMBER_OF)
+    def test_required_traits_windows(self, cloud, data, limit, window,
+                                     member_of):
+        """Required traits of groups with resources narrow the trees in
+        SQL (SliceSpec.tree_traits): every request here has some (plain,
+        in: lists, repeated, beside forbidden ones; on the unsuffixed
+        group and suffixed groups; now and then with member_of or
+        resourceless groups), in clouds where only a root, a child, a
+        sharing provider serving the tree or another tree has a trait;
+        whole and read in windows."""
+        self._check_whole_and_windows(cloud, data, limit, window,
+                                      member_of=member_of, traits=True)
+
+    def _check_whole_and_windows(self, cloud, data, limit, window, **kinds):
+        """The whole answer is the oracle's; a limited one, read in
+        windows, is ``limit`` of them."""
+        version, pairs, _, (expected, _) = drawn_example(
+            self.db, cloud, data, **kinds)
         status, body = get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
         self.assertEqual(oracle_keys(expected, version),
@@ -218,10 +255,7 @@ class TestEndpointMatchesOracle(AppTestCase):
     def _check_limited(self, cloud, version, pairs, limit, window):
         if version < (1, 16):
             hypothesis.reject()
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
+        request = parsed_or_rejected(pairs, version)
         expected, _ = candidate_oracle.oracle(cloud, request)
         # Only answers larger than the limit tell windows apart.
         hypothesis.assume(len(expected) > limit)
@@ -279,14 +313,22 @@ class TestSliceMatchesOracle(AppTestCase):
     @hypothesis.given(props.clouds(roots_first=True, member_of=True),
                       st.data(), st.sampled_from([None, 1, 2, 3]))
     def test_member_of_slice_per_anchor(self, cloud, data, window):
-        version, pairs = data.draw(props.request_pairs(cloud,
-                                                       member_of=True))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
-        expected = candidate_oracle.oracle_by_anchor(cloud, request)
-        write_cloud(self.db, cloud)
+        self._check_slice_per_anchor(cloud, data, window, member_of=True)
+
+    @hypothesis.settings(SETTINGS, max_examples=100)
+    @hypothesis.given(TRAITS_CLOUDS, st.data(),
+                      st.sampled_from([None, 1, 2, 3]), WITH_MEMBER_OF)
+    def test_required_traits_slice_per_anchor(self, cloud, data, window,
+                                              member_of):
+        """The same for required traits (SliceSpec.tree_traits), with
+        member_of now and then: both narrowings at once."""
+        self._check_slice_per_anchor(cloud, data, window,
+                                     member_of=member_of, traits=True)
+
+    def _check_slice_per_anchor(self, cloud, data, window, **kinds):
+        _, _, request, expected = drawn_example(
+            self.db, cloud, data, candidate_oracle.oracle_by_anchor,
+            **kinds)
         found = {}
         with self.db.read() as conn:
             reader = allocation_candidate._reader(conn, request)
