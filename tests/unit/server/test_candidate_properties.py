@@ -114,6 +114,9 @@ TRAITS_REQUIRED_COUNT = st.sampled_from([1, 1, 2, 0])
 TRAITS_VERSION = st.sampled_from([(1, 39), (1, 25), (1, 36), (1, 39),
                                   (1, 22), (1, 29), (1, 39), (1, 32),
                                   (1, 35), (1, 21)])
+# Requests with required traits and member_of: which of them a group
+# carries.
+GROUP_NARROWS = st.sampled_from(['traits', 'member_of', 'both'])
 # Required-trait requests: any-of lists more often than elsewhere.
 REQUIRED_KIND = st.sampled_from(['plain', 'any', 'forbidden', 'any',
                                  'plain'])
@@ -160,6 +163,7 @@ def clouds(draw, roots_first=False, member_of=False, traits=False):
     # finds.
     places = sorted(zip(AGGS, draw(AGG_PLACES)),
                     key=lambda pair: pair[1] != 'link')
+    servers_only = None
     for agg, place in places:
         members = aggregate_members(draw, cloud, focus, place)
         for uuid in members:
@@ -168,10 +172,11 @@ def clouds(draw, roots_first=False, member_of=False, traits=False):
             # Serving the focus tree through another aggregate, the
             # sharing providers alone meet a member_of naming ``agg``
             # for it, while another server may hold a required trait.
+            servers_only = agg
             for uuid in members:
                 link_to_tree(draw, cloud, focus, uuid, avoid=agg)
     if traits:
-        place_traits(draw, cloud, focus)
+        place_traits(draw, cloud, focus, servers_only)
     return cloud
 
 
@@ -202,23 +207,24 @@ def aggregate_members(draw, cloud, focus, place):
     return {u for u in (pick(pool) for _ in range(draw(MEMBER_COUNT))) if u}
 
 
-def place_traits(draw, cloud, focus):
+def place_traits(draw, cloud, focus, servers_only=None):
     """Each custom trait on one kind of provider around the tree rooted
     at ``focus`` (see trait_holders), a different kind for each, so that
     a request naming two of them meets two kinds. After the aggregates:
     which trees a sharing provider serves is known by then.
 
     A holder gets room for every class: a trait on a provider without the
-    class requested would decide nothing."""
+    class requested would decide nothing. ``servers_only``: the aggregate
+    only sharing providers serving the focus tree are in, if any."""
     for name, place in zip(TRAITS, draw(TRAIT_PLACES)):
-        for uuid in trait_holders(draw, cloud, focus, place):
+        for uuid in trait_holders(draw, cloud, focus, place, servers_only):
             cloud.traits[uuid].add(name)
             for rc in CLASSES:
                 if rc not in cloud.inventory[uuid]:
                     cloud.inventory[uuid][rc] = draw(ROOMY_INVENTORY)
 
 
-def trait_holders(draw, cloud, focus, place):
+def trait_holders(draw, cloud, focus, place, servers_only=None):
     """One or two providers of the kind ``place`` names: the root
     ``focus``, a child of it, a sharing provider of another tree serving
     it ('sharing'), a provider of another tree ('other'). None if the
@@ -226,7 +232,7 @@ def trait_holders(draw, cloud, focus, place):
     if place == 'root':
         return {focus}
     if place == 'sharing':
-        return serving_provider(draw, cloud, focus)
+        return serving_provider(draw, cloud, focus, servers_only)
     tree = {u for u in cloud.providers if cloud.root(u) == focus}
     pool = [u for u in cloud.providers
             if (u in tree) == (place == 'child') and u != focus]
@@ -235,20 +241,20 @@ def trait_holders(draw, cloud, focus, place):
     return {pool[draw(PICK) % len(pool)] for _ in range(draw(MEMBER_COUNT))}
 
 
-def serving_provider(draw, cloud, focus):
+def serving_provider(draw, cloud, focus, servers_only=None):
     """A sharing provider of another tree serving the tree rooted at
-    ``focus``. Often one newly linked to the tree through a random
-    aggregate (always if none serves it): the tree is then served by two,
-    and a request may need one for its member_of and the other for its
-    required trait."""
+    ``focus``: one newly linked to the tree through an aggregate other
+    than ``servers_only`` if a provider is left to link. The tree is then
+    often served by two, and a request may need one for its member_of
+    (naming ``servers_only``) and the other for its required trait."""
     servers = [u for u in cloud.providers
                if cloud.root(u) != focus and cloud.is_sharing(u)
                and focus in cloud.sharing_anchors(u)]
     others = [u for u in cloud.providers
               if cloud.root(u) != focus and u not in servers]
-    if others and (not servers or draw(ONE_IN[2]) == 0):
+    if others:
         server = others[draw(PICK) % len(others)]
-        link_to_tree(draw, cloud, focus, server)
+        link_to_tree(draw, cloud, focus, server, avoid=servers_only)
         return {server}
     return {servers[draw(PICK) % len(servers)]} if servers else set()
 
@@ -364,7 +370,9 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok,
                 member_of=False, traits=False):
     """One group's pairs; with ``traits``, a group with resources carries
     required traits (most often), and member_of comes only with
-    ``member_of``."""
+    ``member_of``. With both, a group often has only one of them, so
+    that different providers may meet the two narrowings."""
+    narrows = draw(GROUP_NARROWS) if traits and member_of else 'both'
     pairs = []
     if resourceless_ok and (draw(ONE_IN[2]) == 0 if traits
                             else sometimes(draw, 2, member_of)):
@@ -384,10 +392,11 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok,
     with_resources = traits and any(key.startswith('resources')
                                     for key, _ in pairs)
     for _ in range(draw(TRAITS_REQUIRED_COUNT if with_resources
-                        else REQUIRED_COUNT)):
+                        else REQUIRED_COUNT) if narrows != 'member_of'
+                   else 0):
         pairs.append(('required' + suffix, trait_value(
             draw, version, REQUIRED_KIND if traits else TRAIT_KIND)))
-    if member_of:
+    if member_of and (narrows != 'traits' or not pairs):
         pairs += member_of_pairs(draw, version, suffix, cloud,
                                  resourceless=not pairs)
     elif not traits and draw(ONE_IN[6]) == 0:
