@@ -126,6 +126,33 @@ def oracle_keys(expected, version):
     return {(amounts, frozenset()) for amounts, _ in expected}
 
 
+def parsed_or_rejected(pairs, version):
+    """The parsed request; one the parser refuses is no example (the
+    strategies draw mostly valid ones, and 400s are tested elsewhere)."""
+    try:
+        return rg.parse_candidate_request(pairs, version)
+    except Exception:
+        hypothesis.reject()
+
+
+def drawn_example(db, cloud, data, oracle=candidate_oracle.oracle,
+                  **kinds):
+    """Draw a request for ``cloud`` (``kinds``: request_pairs' member_of
+    and traits), parse it, write the cloud to ``db``: (version, pairs,
+    parsed request, the oracle's answer to it)."""
+    version, pairs = data.draw(props.request_pairs(cloud, **kinds))
+    request = parsed_or_rejected(pairs, version)
+    expected = oracle(cloud, request)
+    write_cloud(db, cloud)
+    return version, pairs, request, expected
+
+
+# Clouds and requests where required traits decide (see
+# props.place_traits), member_of now and then too.
+TRAITS_CLOUDS = props.clouds(roots_first=True, traits=True)
+WITH_MEMBER_OF = st.sampled_from([False, False, True])
+
+
 def capacity(cloud, uuid, rc):
     total, reserved, _, _, _, ratio = cloud.inventory[uuid][rc]
     return int((total - reserved) * ratio)
@@ -147,15 +174,10 @@ class TestEndpointMatchesOracle(AppTestCase):
     @SETTINGS
     @hypothesis.given(props.clouds(), st.data())
     def test_answer_equals_oracle(self, cloud, data):
-        version, pairs = data.draw(props.request_pairs(cloud))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
-        write_cloud(self.db, cloud)
+        version, pairs, request, (expected, summarised) = drawn_example(
+            self.db, cloud, data)
         status, body = get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
-        expected, summarised = candidate_oracle.oracle(cloud, request)
         got = candidate_keys(body, version)
         # Candidates differing only in mappings look alike before 1.34.
         self.assertEqual(len(expected), len(body['allocation_requests']))
@@ -200,14 +222,29 @@ class TestEndpointMatchesOracle(AppTestCase):
         groups, repeated, in: lists, forbidden), in clouds where only a
         root, a child or a sharing provider is in an aggregate; whole and
         read in windows."""
-        version, pairs = data.draw(props.request_pairs(cloud,
-                                                       member_of=True))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
-        expected, _ = candidate_oracle.oracle(cloud, request)
-        write_cloud(self.db, cloud)
+        self._check_whole_and_windows(cloud, data, limit, window,
+                                      member_of=True)
+
+    @hypothesis.settings(SETTINGS, max_examples=100)
+    @hypothesis.given(TRAITS_CLOUDS, st.data(), st.integers(1, 3),
+                      st.integers(1, 3), WITH_MEMBER_OF)
+    def test_required_traits_windows(self, cloud, data, limit, window,
+                                     member_of):
+        """Required traits of groups with resources narrow the trees in
+        SQL (SliceSpec.tree_traits): every request here has some (plain,
+        in: lists, repeated, beside forbidden ones; on the unsuffixed
+        group and suffixed groups; now and then with member_of or
+        resourceless groups), in clouds where only a root, a child, a
+        sharing provider serving the tree or another tree has a trait;
+        whole and read in windows."""
+        self._check_whole_and_windows(cloud, data, limit, window,
+                                      member_of=member_of, traits=True)
+
+    def _check_whole_and_windows(self, cloud, data, limit, window, **kinds):
+        """The whole answer is the oracle's; a limited one, read in
+        windows, is ``limit`` of them."""
+        version, pairs, _, (expected, _) = drawn_example(
+            self.db, cloud, data, **kinds)
         status, body = get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
         self.assertEqual(oracle_keys(expected, version),
@@ -218,10 +255,7 @@ class TestEndpointMatchesOracle(AppTestCase):
     def _check_limited(self, cloud, version, pairs, limit, window):
         if version < (1, 16):
             hypothesis.reject()
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
+        request = parsed_or_rejected(pairs, version)
         expected, _ = candidate_oracle.oracle(cloud, request)
         # Only answers larger than the limit tell windows apart.
         hypothesis.assume(len(expected) > limit)
@@ -279,14 +313,69 @@ class TestSliceMatchesOracle(AppTestCase):
     @hypothesis.given(props.clouds(roots_first=True, member_of=True),
                       st.data(), st.sampled_from([None, 1, 2, 3]))
     def test_member_of_slice_per_anchor(self, cloud, data, window):
-        version, pairs = data.draw(props.request_pairs(cloud,
-                                                       member_of=True))
-        try:
-            request = rg.parse_candidate_request(pairs, version)
-        except Exception:
-            hypothesis.reject()
+        self._check_slice_per_anchor(cloud, data, window, member_of=True)
+
+    @hypothesis.settings(SETTINGS, max_examples=100)
+    @hypothesis.given(TRAITS_CLOUDS, st.data(),
+                      st.sampled_from([None, 1, 2, 3]), WITH_MEMBER_OF)
+    def test_required_traits_slice_per_anchor(self, cloud, data, window,
+                                              member_of):
+        """The same for required traits (SliceSpec.tree_traits), with
+        member_of now and then: both narrowings at once."""
+        self._check_slice_per_anchor(cloud, data, window,
+                                     member_of=member_of, traits=True)
+
+    @hypothesis.settings(SETTINGS, max_examples=100)
+    @hypothesis.given(TRAITS_CLOUDS, st.data(),
+                      st.sampled_from([None, 1, 2, 3]))
+    def test_both_narrowings_slice_per_anchor(self, cloud, data, window):
+        """Required traits and member_of in every request, often on
+        different groups: a tree may meet one narrowing through one
+        sharing provider and the other through another, or one itself
+        and the other through a sharing provider."""
+        self._check_slice_per_anchor(cloud, data, window, member_of=True,
+                                     traits=True)
+
+    # Cheap examples, and the shapes that tell apart are rare.
+    @hypothesis.settings(SETTINGS, max_examples=300)
+    @hypothesis.given(TRAITS_CLOUDS, st.data())
+    def test_whole_read_holds_the_contract_trees(self, cloud, data):
+        """The SQL reads at least the trees SliceSpec's contract keeps
+        (props.sql_slice, as narrow as the contract allows), required
+        traits and member_of narrowing them at once. Stricter than the
+        per-anchor test: a tree wrongly left out is seen even when no
+        candidate of the request needs it."""
+        _, _, request, _ = drawn_example(self.db, cloud, data,
+                                         lambda cloud, request: None,
+                                         member_of=True, traits=True)
+        with self.db.read() as conn:
+            snap = allocation_candidate._reader(conn, request).next_window()
+        contract = props.sql_slice(cloud, cs.snapshot_needs(request))
+        self.assertLessEqual(set(contract.providers), set(snap.providers))
+
+    def test_narrowings_met_by_two_sharing_providers(self):
+        """A tree with neither the trait nor the aggregate asked for,
+        served by one sharing provider with the trait and another in the
+        aggregate: its candidates take a class from each. (The choose
+        statement once required one sharing provider to meet both.)"""
+        cloud, pairs = two_servers_cloud()
+        request = rg.parse_candidate_request(pairs, (1, 39))
         expected = candidate_oracle.oracle_by_anchor(cloud, request)
+        self.assertTrue(expected[props.rp_uuid(0)])
         write_cloud(self.db, cloud)
+        for window in (None, 1, 2):
+            self._assert_slice_per_anchor(request, expected, window)
+
+    def _check_slice_per_anchor(self, cloud, data, window, **kinds):
+        _, _, request, expected = drawn_example(
+            self.db, cloud, data, candidate_oracle.oracle_by_anchor,
+            **kinds)
+        self._assert_slice_per_anchor(request, expected, window)
+
+    def _assert_slice_per_anchor(self, request, expected, window):
+        """Read the written cloud's slice for ``request`` (in windows of
+        ``window`` trees); compare anchor by anchor with ``expected``,
+        the oracle's candidates per anchor on the whole cloud."""
         found = {}
         with self.db.read() as conn:
             reader = allocation_candidate._reader(conn, request)
@@ -301,6 +390,27 @@ class TestSliceMatchesOracle(AppTestCase):
                     break
         for anchor, keys in expected.items():
             self.assertEqual(keys, found.get(anchor, set()), anchor)
+
+
+def two_servers_cloud():
+    """The tree rooted at rp 0 (no inventory, no trait) is served by two
+    sharing providers: rp 1 with CUSTOM_A, through aggregate 2, and rp 2
+    in aggregate 0, through aggregate 1. The request takes VCPU with
+    CUSTOM_A and DISK_GB from aggregate 0: (cloud, query pairs)."""
+    in_agg0, link1, link2 = props.AGGS
+    root, trait_server, agg_server = (props.rp_uuid(i) for i in range(3))
+    roomy = (8, 0, 1, 8, 1, 1.0)
+    cloud = candidate_oracle.Cloud(
+        dict.fromkeys([root, trait_server, agg_server]),
+        {root: {}, trait_server: {'VCPU': roomy},
+         agg_server: {'DISK_GB': roomy}}, {},
+        {root: set(), trait_server: {'CUSTOM_A', cs.SHARING_TRAIT},
+         agg_server: {cs.SHARING_TRAIT}},
+        {root: {link1, link2}, trait_server: {link2},
+         agg_server: {in_agg0, link1}})
+    pairs = [('resources', 'VCPU:1'), ('required', 'CUSTOM_A'),
+             ('resources1', 'DISK_GB:1'), ('member_of1', in_agg0)]
+    return cloud, pairs
 
 
 @st.composite

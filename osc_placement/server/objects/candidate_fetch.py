@@ -204,20 +204,42 @@ def _tree_has_trait(dialect, root):
                              _has_trait(dialect, member.c.id))
 
 
+def _served_by_one_with(dialect, sharing, root, on_provider, name):
+    """Some sharing seed serving the tree rooted at ``root`` passes
+    ``on_provider`` (_has_aggregate or _has_trait); ``name`` keeps the
+    aliases of two such clauses apart."""
+    seed = sharing.alias(name + '_seed')
+    mine, other = _RPA.alias(name + '_mine'), _RPA.alias(name + '_other')
+    peer = _RP.alias(name + '_peer')
+    return sa.exists().where(
+        mine.c.resource_provider_id == seed.c.id,
+        other.c.aggregate_id == mine.c.aggregate_id,
+        peer.c.id == other.c.resource_provider_id,
+        _root_of(peer) == root,
+        on_provider(dialect, seed.c.id))
+
+
 def _tree_filters(shape, root, sharing=None):
     """The member_of and required-trait narrowing of trees (SliceSpec's
     tree_aggregates and tree_traits) for the tree rooted at ``root``,
-    met by the tree itself or, when given, by the sharing seed serving
-    it."""
+    each met by the tree itself or, when given, by a sharing seed serving
+    it: ``sharing``, the seed of the row, or with both narrowings
+    another one (a tree may take its member_of from one sharing provider
+    and its required trait from another)."""
     tests = []
     if shape.tree_aggregates:
-        tests.append((_tree_has_aggregate, _has_aggregate))
+        tests.append(('aggregate', _tree_has_aggregate, _has_aggregate))
     if shape.tree_traits:
-        tests.append((_tree_has_trait, _has_trait))
+        tests.append(('trait', _tree_has_trait, _has_trait))
     clauses = []
-    for in_tree, on_provider in tests:
+    for name, in_tree, on_provider in tests:
         clause = in_tree(shape.dialect, root)
-        if sharing is not None:
+        if sharing is not None and len(tests) > 1:
+            clause = sa.or_(clause, _served_by_one_with(
+                shape.dialect, sharing, root, on_provider, 'meeting_' + name))
+        elif sharing is not None:
+            # One narrowing: every seed serving the tree has a row of
+            # its own, so the row's seed is the one to test.
             clause = sa.or_(clause, on_provider(shape.dialect, sharing.c.id))
         clauses.append(clause)
     return clauses

@@ -10,6 +10,13 @@ tree, ...), so that member_of requests meet the shapes their rules tell
 apart: the unsuffixed group's member_of met by the anchor root, a sharing
 provider serving another tree only if it is itself in the aggregates,
 forbidden aggregates on the provider or the anchor root.
+
+Required-trait clouds (``clouds(traits=True)``) place the custom traits
+the same way: each on only the focus root, only a child of it, only a
+sharing provider serving the focus tree, or only providers of other
+trees; their requests (``request_pairs(traits=True)``) carry required
+traits on groups with resources, so that SliceSpec.tree_traits, the
+narrowing of trees they allow, meets those shapes.
 """
 
 import collections
@@ -84,14 +91,35 @@ SELDOM = st.sampled_from([False, False, False, False, True])
 # Hypothesis favours the first elements: put the interesting ones there.
 SUFFIXES = st.sampled_from([['', '1', '2'], ['1', '2'], ['', '1'], [''],
                             ['1']])
-# member_of requests: the unsuffixed group (whose member_of the anchor
-# root may meet) and one suffixed group first.
+# member_of and required-trait requests: the unsuffixed group (whose
+# member_of the anchor root may meet, whose required traits its providers
+# meet together) and one suffixed group first.
 MEMBER_OF_SUFFIXES = st.sampled_from([['', '1'], [''], ['', '1', '2'],
                                       ['1'], ['1', '2']])
 POLICY = st.sampled_from(['none', 'isolate'])
 ROOT_REQUIRED = st.sampled_from(['CUSTOM_A', '!CUSTOM_B',
                                  'CUSTOM_C,!CUSTOM_A'])
 VERSION = st.sampled_from(VERSIONS)
+# Where each custom trait is in required-trait clouds (see trait_holders),
+# a different kind for each.
+TRAIT_PLACES = st.permutations(['root', 'child', 'sharing', 'other'])
+TRAIT = st.sampled_from(TRAITS)
+AGG = st.sampled_from(AGGS)
+# Required-trait requests: how many required values a group with
+# resources carries (repeated ones are ANDed); a group without any still
+# meets the others' tree_traits.
+TRAITS_REQUIRED_COUNT = st.sampled_from([1, 1, 2, 0])
+# Required-trait requests: suffixed groups from 1.25, forbidden traits
+# from 1.22, in: lists at 1.39, resourceless groups from 1.36.
+TRAITS_VERSION = st.sampled_from([(1, 39), (1, 25), (1, 36), (1, 39),
+                                  (1, 22), (1, 29), (1, 39), (1, 32),
+                                  (1, 35), (1, 21)])
+# Requests with required traits and member_of: which of them a group
+# carries.
+GROUP_NARROWS = st.sampled_from(['traits', 'member_of', 'both'])
+# Required-trait requests: any-of lists more often than elsewhere.
+REQUIRED_KIND = st.sampled_from(['plain', 'any', 'forbidden', 'any',
+                                 'plain'])
 # member_of requests: forbidden aggregates (1.32) in about half of them.
 MEMBER_OF_VERSION = st.sampled_from([(1, 39), (1, 32), (1, 29), (1, 25),
                                      (1, 36), (1, 24), (1, 39), (1, 28),
@@ -99,11 +127,14 @@ MEMBER_OF_VERSION = st.sampled_from([(1, 39), (1, 32), (1, 29), (1, 25),
 
 
 @st.composite
-def clouds(draw, roots_first=False, member_of=False):
+def clouds(draw, roots_first=False, member_of=False, traits=False):
     """A random cloud; ``member_of`` makes inventories roomy, so that
-    aggregates decide the answers."""
+    aggregates decide the answers; ``traits`` too, and places each custom
+    trait on one kind of provider (see place_traits) instead of giving
+    every provider some."""
+    roomy = member_of or traits
     count = draw(st.integers(1, 7))
-    parent, inventory, used, traits = {}, {}, {}, {}
+    parent, inventory, used, held = {}, {}, {}, {}
     for i in range(count):
         uuid = rp_uuid(i)
         # Listing parents first favours deep trees (hypothesis prefers
@@ -114,14 +145,14 @@ def clouds(draw, roots_first=False, member_of=False):
             [None] + earlier if roots_first else earlier[::-1] + [None]))
         classes = draw(PROVIDER_CLASSES)
         inventory[uuid] = {
-            rc: draw(ROOMY_INVENTORY if member_of else INVENTORY)
+            rc: draw(ROOMY_INVENTORY if roomy else INVENTORY)
             for rc in classes}
-        used[uuid] = {rc: draw(ROOMY_USED if member_of else USED)
+        used[uuid] = {rc: draw(ROOMY_USED if roomy else USED)
                       for rc in classes}
-        traits[uuid] = set(draw(PROVIDER_TRAITS))
+        held[uuid] = set() if traits else set(draw(PROVIDER_TRAITS))
         if draw(ONE_IN_FOUR) == 0:
-            traits[uuid].add(cs.SHARING_TRAIT)
-    cloud = candidate_oracle.Cloud(parent, inventory, used, traits,
+            held[uuid].add(cs.SHARING_TRAIT)
+    cloud = candidate_oracle.Cloud(parent, inventory, used, held,
                                    {uuid: set() for uuid in parent})
     # The aggregates gather around one tree, often the largest (children
     # matter), else any.
@@ -132,9 +163,20 @@ def clouds(draw, roots_first=False, member_of=False):
     # finds.
     places = sorted(zip(AGGS, draw(AGG_PLACES)),
                     key=lambda pair: pair[1] != 'link')
+    servers_only = None
     for agg, place in places:
-        for uuid in aggregate_members(draw, cloud, focus, place):
+        members = aggregate_members(draw, cloud, focus, place)
+        for uuid in members:
             cloud.aggs[uuid].add(agg)
+        if traits and place == 'sharing':
+            # Serving the focus tree through another aggregate, the
+            # sharing providers alone meet a member_of naming ``agg``
+            # for it, while another server may hold a required trait.
+            servers_only = agg
+            for uuid in members:
+                link_to_tree(draw, cloud, focus, uuid, avoid=agg)
+    if traits:
+        place_traits(draw, cloud, focus, servers_only)
     return cloud
 
 
@@ -163,6 +205,72 @@ def aggregate_members(draw, cloud, focus, place):
     pool = {'child': [u for u in tree if u != focus],
             'sharing': outside or sharing, 'any': providers}.get(place)
     return {u for u in (pick(pool) for _ in range(draw(MEMBER_COUNT))) if u}
+
+
+def place_traits(draw, cloud, focus, servers_only=None):
+    """Each custom trait on one kind of provider around the tree rooted
+    at ``focus`` (see trait_holders), a different kind for each, so that
+    a request naming two of them meets two kinds. After the aggregates:
+    which trees a sharing provider serves is known by then.
+
+    A holder gets room for every class: a trait on a provider without the
+    class requested would decide nothing. ``servers_only``: the aggregate
+    only sharing providers serving the focus tree are in, if any."""
+    for name, place in zip(TRAITS, draw(TRAIT_PLACES)):
+        for uuid in trait_holders(draw, cloud, focus, place, servers_only):
+            cloud.traits[uuid].add(name)
+            for rc in CLASSES:
+                if rc not in cloud.inventory[uuid]:
+                    cloud.inventory[uuid][rc] = draw(ROOMY_INVENTORY)
+
+
+def trait_holders(draw, cloud, focus, place, servers_only=None):
+    """One or two providers of the kind ``place`` names: the root
+    ``focus``, a child of it, a sharing provider of another tree serving
+    it ('sharing'), a provider of another tree ('other'). None if the
+    cloud has no such provider."""
+    if place == 'root':
+        return {focus}
+    if place == 'sharing':
+        return serving_provider(draw, cloud, focus, servers_only)
+    tree = {u for u in cloud.providers if cloud.root(u) == focus}
+    pool = [u for u in cloud.providers
+            if (u in tree) == (place == 'child') and u != focus]
+    if not pool:
+        return set()
+    return {pool[draw(PICK) % len(pool)] for _ in range(draw(MEMBER_COUNT))}
+
+
+def serving_provider(draw, cloud, focus, servers_only=None):
+    """A sharing provider of another tree serving the tree rooted at
+    ``focus``: one newly linked to the tree through an aggregate other
+    than ``servers_only`` if a provider is left to link. The tree is then
+    often served by two, and a request may need one for its member_of
+    (naming ``servers_only``) and the other for its required trait."""
+    servers = [u for u in cloud.providers
+               if cloud.root(u) != focus and cloud.is_sharing(u)
+               and focus in cloud.sharing_anchors(u)]
+    others = [u for u in cloud.providers
+              if cloud.root(u) != focus and u not in servers]
+    if others:
+        server = others[draw(PICK) % len(others)]
+        link_to_tree(draw, cloud, focus, server, avoid=servers_only)
+        return {server}
+    return {servers[draw(PICK) % len(servers)]} if servers else set()
+
+
+def link_to_tree(draw, cloud, focus, server, avoid=None):
+    """Make ``server`` (of another tree) a sharing provider serving the
+    tree rooted at ``focus``: it and a provider of the tree join an
+    aggregate (not ``avoid``)."""
+    if cloud.root(server) == focus:
+        return
+    tree = [u for u in cloud.providers if cloud.root(u) == focus]
+    aggs = [a for a in AGGS if a != avoid]
+    agg = aggs[draw(PICK) % len(aggs)]
+    cloud.traits[server].add(cs.SHARING_TRAIT)
+    cloud.aggs[server].add(agg)
+    cloud.aggs[tree[draw(PICK) % len(tree)]].add(agg)
 
 
 def snapshot_of(cloud, keep=None, anchors=None):
@@ -198,14 +306,19 @@ def sql_slice(cloud, needs):
                    for a in cloud.sharing_anchors(u)]
     roots = {cloud.root(u) for u in seeds} | {a for _, a in anchor_rows}
     in_tree = {cloud.root(u) for u in needs.in_tree if u in cloud.parent}
-    if needs.tree_aggregates is not None:
+    narrowings = [(wanted, held) for wanted, held in (
+        (needs.tree_aggregates, cloud.aggs), (needs.tree_traits, cloud.traits))
+        if wanted is not None]
+    for wanted, held in narrowings:
         # Step 5, as narrow as the contract allows: only trees with a
-        # provider in tree_aggregates or served by a sharing seed in them,
-        # plus the trees of the sharing seeds serving those.
-        wanted = needs.tree_aggregates
+        # provider holding one of tree_aggregates (tree_traits likewise),
+        # or served by a sharing seed holding one -- each narrowing met
+        # on its own, perhaps by different providers.
         roots &= ({cloud.root(u) for u in cloud.providers
-                   if cloud.aggs[u] & wanted}
-                  | {a for u, a in anchor_rows if cloud.aggs[u] & wanted})
+                   if held[u] & wanted}
+                  | {a for u, a in anchor_rows if held[u] & wanted})
+    if narrowings:
+        # Plus the trees of the sharing seeds serving those.
         anchor_rows = [(u, a) for u, a in anchor_rows
                        if a in roots | in_tree]
         roots |= {cloud.root(u) for u, _ in anchor_rows}
@@ -218,8 +331,8 @@ def sql_slice(cloud, needs):
 # are rejected by the parser.
 
 
-def trait_value(draw, version):
-    kind, names = draw(TRAIT_KIND), draw(TRAIT_NAMES)
+def trait_value(draw, version, kinds=TRAIT_KIND):
+    kind, names = draw(kinds), draw(TRAIT_NAMES)
     if kind == 'any' and version >= (1, 39):
         return 'in:' + ','.join(names)
     if kind == 'forbidden' and version >= (1, 22):
@@ -254,9 +367,15 @@ def sometimes(draw, n, member_of):
 
 
 def group_pairs(draw, version, suffix, cloud, resourceless_ok,
-                member_of=False):
+                member_of=False, traits=False):
+    """One group's pairs; with ``traits``, a group with resources carries
+    required traits (most often), and member_of comes only with
+    ``member_of``. With both, a group often has only one of them, so
+    that different providers may meet the two narrowings."""
+    narrows = draw(GROUP_NARROWS) if traits and member_of else 'both'
     pairs = []
-    if resourceless_ok and sometimes(draw, 2, member_of):
+    if resourceless_ok and (draw(ONE_IN[2]) == 0 if traits
+                            else sometimes(draw, 2, member_of)):
         # A resourceless group needs a positive filter to match anything
         # (a member_of one, perhaps, drawn below).
         if not member_of or draw(ONE_IN[2]) == 0:
@@ -270,14 +389,19 @@ def group_pairs(draw, version, suffix, cloud, resourceless_ok,
                                 max_size=2, unique=True))
         amounts = ['%s:%d' % (rc, draw(AMOUNT)) for rc in classes]
         pairs.append(('resources' + suffix, ','.join(amounts)))
-    for _ in range(draw(REQUIRED_COUNT)):
-        pairs.append(('required' + suffix, trait_value(draw, version)))
-    if member_of:
+    with_resources = traits and any(key.startswith('resources')
+                                    for key, _ in pairs)
+    for _ in range(draw(TRAITS_REQUIRED_COUNT if with_resources
+                        else REQUIRED_COUNT) if narrows != 'member_of'
+                   else 0):
+        pairs.append(('required' + suffix, trait_value(
+            draw, version, REQUIRED_KIND if traits else TRAIT_KIND)))
+    if member_of and (narrows != 'traits' or not pairs):
         pairs += member_of_pairs(draw, version, suffix, cloud,
                                  resourceless=not pairs)
-    elif draw(ONE_IN[6]) == 0:
+    elif not traits and draw(ONE_IN[6]) == 0:
         pairs.append(('member_of' + suffix, member_of_value(draw, version)))
-    if version >= (1, 31) and sometimes(draw, 8, member_of):
+    if version >= (1, 31) and sometimes(draw, 8, member_of or traits):
         pairs.append(('in_tree' + suffix,
                       draw(st.sampled_from(cloud.providers))))
     return pairs
@@ -302,40 +426,66 @@ def member_of_pairs(draw, version, suffix, cloud, resourceless):
 
 
 @st.composite
-def request_pairs(draw, cloud, member_of=False):
+def request_pairs(draw, cloud, member_of=False, traits=False):
     """(version, query pairs) of a random request, as a client sends it;
-    with ``member_of``, some group has a member_of (often several)."""
-    version = draw(MEMBER_OF_VERSION if member_of else VERSION)
+    with ``member_of``, some group has a member_of (often several); with
+    ``traits``, some group with resources requires a trait (often
+    several do) -- both narrow the trees SQL reads."""
+    version = draw(TRAITS_VERSION if traits
+                   else MEMBER_OF_VERSION if member_of else VERSION)
     suffixes = ['']
     if version >= (1, 25):
-        suffixes = draw(MEMBER_OF_SUFFIXES if member_of else SUFFIXES)
+        suffixes = draw(MEMBER_OF_SUFFIXES if member_of or traits
+                        else SUFFIXES)
     subtree = []
-    if version >= (1, 36) and len(suffixes) > 1 and sometimes(draw, 2,
-                                                              member_of):
+    if version >= (1, 36) and len(suffixes) > 1 and (
+            draw(ONE_IN[3]) == 0 if traits
+            else sometimes(draw, 2, member_of)):
         subtree = [s for s in suffixes if s]
     pairs = []
     for suffix in suffixes:
         pairs += group_pairs(draw, version, suffix, cloud,
                              resourceless_ok=suffix in subtree,
-                             member_of=member_of)
+                             member_of=member_of, traits=traits)
     if member_of and not any(key.startswith('member_of')
                              for key, _ in pairs):
         suffix = draw(st.sampled_from(suffixes))
         pairs.append(('member_of' + suffix,
                       member_of_value(draw, version, cloud)))
+    if traits:
+        pairs += required_trait_if_none(draw, pairs)
     if subtree:
         pairs.append(('same_subtree', ','.join(subtree)))
     if len([s for s in suffixes if s]) > 1 or (version >= (1, 25)
                                                and draw(ONE_IN[2]) == 0):
         pairs.append(('group_policy', draw(POLICY)))
-    if version >= (1, 35) and sometimes(draw, 5, member_of):
+    if version >= (1, 35) and sometimes(draw, 5, member_of or traits):
         pairs.append(('root_required', draw(ROOT_REQUIRED)))
     return version, pairs
 
 
+def required_trait_if_none(draw, pairs):
+    """A required trait for a group with resources if none of them names
+    one (only forbidden ones, say): what gives a request tree_traits."""
+    with_resources = [key[len('resources'):] for key, _ in pairs
+                      if key.startswith('resources')]
+    named = {key[len('required'):] for key, value in pairs
+             if key.startswith('required') and names_required_trait(value)}
+    if not with_resources or named & set(with_resources):
+        return []
+    suffix = with_resources[draw(PICK) % len(with_resources)]
+    return [('required' + suffix, draw(TRAIT))]
+
+
+def names_required_trait(value):
+    """Whether a ``required`` value requires a trait (not only forbids)."""
+    return value.startswith('in:') or any(
+        not name.startswith('!') for name in value.split(','))
+
+
 @st.composite
-def requests(draw, cloud, member_of=False):
-    version, pairs = draw(request_pairs(cloud, member_of))
+def requests(draw, cloud, member_of=False, traits=False):
+    version, pairs = draw(request_pairs(cloud, member_of, traits))
     try:
         return rg.parse_candidate_request(pairs, version)
     except errors.BadRequest:
@@ -380,10 +530,21 @@ def cloud_and_member_of_request(draw):
     return cloud, draw(requests(cloud, member_of=True))
 
 
-def tree_meets(cloud, anchor, aggregates):
+@st.composite
+def cloud_and_traits_request(draw):
+    """A cloud (deep trees or several trees) whose custom traits are
+    placed by kind and a request requiring some (with member_of now and
+    then)."""
+    cloud = draw(clouds(roots_first=draw(st.booleans()), traits=True))
+    return cloud, draw(requests(cloud, member_of=draw(SELDOM), traits=True))
+
+
+def tree_meets(cloud, anchor, aggregates, held=None):
     """SliceSpec.tree_aggregates' test of an anchor tree: a provider of it,
-    or a sharing provider serving it, is in one of ``aggregates``."""
-    return any(cloud.aggs[u] & aggregates for u in cloud.providers
+    or a sharing provider serving it, is in one of ``aggregates``; with
+    ``held`` (cloud.traits, say) that test for other names."""
+    held = cloud.aggs if held is None else held
+    return any(held[u] & aggregates for u in cloud.providers
                if cloud.root(u) == anchor or (
                    cloud.is_sharing(u) and anchor in cloud.sharing_anchors(u)))
 
@@ -481,6 +642,27 @@ class TestSearchMatchesOracle(testtools.TestCase):
                     self.assertTrue(tree_meets(cloud, anchor, wanted),
                                     'anchor %s outside %s' % (anchor,
                                                               wanted))
+        self.test_slice_gives_the_same_answer.hypothesis.inner_test(self,
+                                                                    case)
+
+    @MEMBER_OF_SETTINGS
+    @hypothesis.given(cloud_and_traits_request())
+    def test_required_traits_answer_equals_oracle(self, case):
+        """Required traits in every request: the answer is the oracle's,
+        every anchor tree of the oracle's candidates meets SliceSpec's
+        tree_traits (and tree_aggregates, with member_of) and the slice
+        narrowed by them gives the answer too."""
+        self.test_full_answer_equals_oracle.hypothesis.inner_test(self, case)
+        cloud, request = case
+        needs = cs.snapshot_needs(request)
+        narrowings = [(wanted, held) for wanted, held in (
+            (needs.tree_traits, cloud.traits),
+            (needs.tree_aggregates, cloud.aggs)) if wanted is not None]
+        for anchor, keys in candidate_oracle.oracle_by_anchor(
+                cloud, request).items():
+            for wanted, held in narrowings if keys else ():
+                self.assertTrue(tree_meets(cloud, anchor, wanted, held),
+                                'anchor %s outside %s' % (anchor, wanted))
         self.test_slice_gives_the_same_answer.hypothesis.inner_test(self,
                                                                     case)
 
