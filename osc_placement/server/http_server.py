@@ -12,10 +12,13 @@ gunicorn about 1 ms more server CPU.
 import functools
 import gc
 import logging
+import signal
 
 GRANIAN = 'granian'
 GUNICORN = 'gunicorn'
 CHOICES = (GRANIAN, GUNICORN)
+# How long a stopping worker may finish its requests before it is killed.
+GRACEFUL_SECONDS = 10
 
 
 def serve(conf, access_log=False):
@@ -67,8 +70,23 @@ def _serve_granian(conf, access_log):
         # does under gunicorn.
         log_access=False,
         log_level='info' if access_log else 'warning',
-    ).serve(target_loader=functools.partial(worker_app, conf, access_log),
+        # Workers still busy this long after being told to stop are
+        # killed, as gunicorn kills them past its graceful timeout.
+        workers_kill_timeout=GRACEFUL_SECONDS,
+    ).serve(target_loader=functools.partial(_granian_worker_app, conf,
+                                            access_log),
             wrap_loader=False)
+
+
+def _granian_worker_app(conf, access_log):
+    # A forked worker inherits the master's Python signal handlers, which
+    # do nothing useful here, until granian installs its own after the
+    # application is loaded: a SIGTERM meanwhile (a server stopped while
+    # its workers still boot) would be swallowed and the worker would
+    # never stop. Loading is safe to interrupt, so let it end the worker.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+    return worker_app(conf, access_log)
 
 
 def _serve_gunicorn(conf, access_log):
@@ -87,7 +105,7 @@ def _serve_gunicorn(conf, access_log):
                 'workers': server.workers,
                 'threads': server.threads,
                 'worker_class': 'gthread',
-                'graceful_timeout': 10,
+                'graceful_timeout': GRACEFUL_SECONDS,
                 'proc_name': 'placement-server',
             }
             # gunicorn >= 25 opens a control socket at a fixed per-user

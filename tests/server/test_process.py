@@ -105,6 +105,14 @@ class TestServerProcess(testtools.TestCase):
         error = json.loads(caught.exception.read())['errors'][0]
         self.assertEqual('placement.duplicate_name', error['code'])
 
+    def test_stop_while_workers_boot(self):
+        """SIGTERM as soon as the first worker answers, the others maybe
+        still loading the application: every worker stops, exit 0. (Such
+        a worker used to swallow the signal and keep the server up; with
+        four workers this caught it about one run in three.)"""
+        self.argv += ['--workers', '4']
+        self._stop(self._start())
+
     def _restart_keeps_providers(self):
         proc = self._start()
         created = self._call('POST', '/resource_providers', {'name': 'kept'})
