@@ -12,13 +12,18 @@ gunicorn about 1 ms more server CPU.
 import functools
 import gc
 import logging
+import os
 import signal
+import threading
+import time
 
 GRANIAN = 'granian'
 GUNICORN = 'gunicorn'
 CHOICES = (GRANIAN, GUNICORN)
 # How long a stopping worker may finish its requests before it is killed.
 GRACEFUL_SECONDS = 10
+# How often a granian worker checks that its master is still there.
+PARENT_CHECK_SECONDS = 1.0
 
 
 def serve(conf, access_log=False):
@@ -86,7 +91,23 @@ def _granian_worker_app(conf, access_log):
     # never stop. Loading is safe to interrupt, so let it end the worker.
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
+    _stop_with_parent(os.getppid())
     return worker_app(conf, access_log)
+
+
+def _stop_with_parent(parent):
+    """Stop this worker when its master is gone.
+
+    granian's workers outlive a master that was killed outright (SIGKILL,
+    the OOM killer), still serving on the listening socket, where
+    gunicorn's workers notice and exit; a watcher thread gives granian's
+    the same behaviour, stopping the worker the way its master would."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, name='parent-watcher',
+                     daemon=True).start()
 
 
 def _serve_gunicorn(conf, access_log):

@@ -27,6 +27,30 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+def _children(pid):
+    """Pids of the live processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit() and _alive(int(entry)):
+            try:
+                with open('/proc/%s/stat' % entry) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue  # exited meanwhile
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid):
+    """Running, not exited (a zombie awaiting its reaper counts as gone)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
 class TestServerProcess(testtools.TestCase):
 
     def setUp(self):
@@ -112,6 +136,18 @@ class TestServerProcess(testtools.TestCase):
         four workers this caught it about one run in three.)"""
         self.argv += ['--workers', '4']
         self._stop(self._start())
+
+    def test_workers_exit_with_a_killed_master(self):
+        """A master killed outright (SIGKILL) leaves no worker serving."""
+        self.argv += ['--workers', '2']
+        proc = self._start()
+        workers = _children(proc.pid)
+        self.assertEqual(2, len(workers))
+        self._kill(proc)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in workers):
+            self.assertLess(time.monotonic(), deadline, 'workers outlive it')
+            time.sleep(0.2)
 
     def _restart_keeps_providers(self):
         proc = self._start()
