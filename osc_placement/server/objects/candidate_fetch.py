@@ -520,30 +520,31 @@ def _load_trees(conn, dialect, root_ids, anchors):
     rows = result.cursor.fetchall()
     result.close()
     uuid_of = {row[1]: row[10] for row in rows if row[0] == _PROVIDER}
-    snap = candidate_search.Snapshot(providers={})
-    _add_providers(snap, rows, uuid_of)
-    _add_inventories(snap, rows, uuid_of, conn)
-    snap.traits, snap.aggregates = [
-        _grouped(rows, tag, uuid_of) for tag in (_TRAIT, _AGGREGATE)]
-    # Anchors outside the window are left out: the search must not walk
-    # a tree it has not loaded.
-    snap.anchors = candidate_search.group_pairs(
-        (uuid_of[s], uuid_of[r]) for s, r in anchors
-        if s in uuid_of and r in uuid_of)
-    return snap
+    traits, aggregates = [_grouped(rows, tag, uuid_of)
+                          for tag in (_TRAIT, _AGGREGATE)]
+    return candidate_search.Snapshot(
+        providers=_providers(rows, uuid_of),
+        inventories=_inventories(rows, uuid_of, conn),
+        traits=traits, aggregates=aggregates,
+        # Anchors outside the window are left out: the search must not
+        # walk a tree it has not loaded.
+        anchors=candidate_search.group_pairs(
+            (uuid_of[s], uuid_of[r]) for s, r in anchors
+            if s in uuid_of and r in uuid_of))
 
 
-def _add_providers(snap, rows, uuid_of):
+def _providers(rows, uuid_of):
     provider = candidate_search.Provider
-    providers = snap.providers
+    providers = {}
     for row in rows:
         if row[0] == _PROVIDER:
             uuid = row[10]
             providers[uuid] = provider(uuid, '', 0, uuid_of.get(row[2]),
                                        uuid_of.get(row[3], uuid))
+    return providers
 
 
-def _add_inventories(snap, rows, uuid_of, conn):
+def _inventories(rows, uuid_of, conn):
     mine = [row for row in rows if row[0] == _INVENTORY]
     names = resource_class.names_for(conn, {row[2] for row in mine})
     inventory = candidate_search.Inventory
@@ -555,7 +556,7 @@ def _add_inventories(snap, rows, uuid_of, conn):
         if rp_id in uuid_of and rc in names:
             inventories[uuid_of[rp_id]][names[rc]] = inventory(
                 total, reserved, min_unit, max_unit, step, ratio, used)
-    snap.inventories = dict(inventories)
+    return dict(inventories)
 
 
 def _grouped(rows, tag, uuid_of):

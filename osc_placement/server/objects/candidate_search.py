@@ -242,7 +242,8 @@ class SliceSpec:
        for traits: a provider of the tree, or a sharing provider serving
        it, has one of them.
 
-    Feed the rows to ``Snapshot.from_rows`` (pass the anchor rows).
+    ``Snapshot.from_rows`` builds a snapshot from such rows (pass the
+    anchor rows); candidate_fetch builds one straight from its own.
     tests/unit/server/test_candidate_properties.py checks that a slice
     built this way gives the same answer as the whole cloud.
     """
