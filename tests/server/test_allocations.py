@@ -144,6 +144,31 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(len(small), len(large), large)
         self.assertLessEqual(len(large), 10, large)
 
+    def test_claim_holds_the_provider_locks_for_two_statements(self):
+        """A new consumer's claim (a scheduler's) reads the consumer
+        before queueing for the providers' locks on PostgreSQL, then
+        reads the providers and writes everything in one statement:
+        the writers queued behind it wait for two round trips and the
+        commit, not seven."""
+        rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
+               for n in range(3)]
+        self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])
+        (status, _), statements = self._statements_of(
+            lambda: self.claim({rp: {'VCPU': 2} for rp in rps}))
+        self.assertEqual(204, status)
+        locking = [n for n, s in enumerate(statements) if 'FOR UPDATE' in s]
+        combined = [s for s in statements if 'WITH bumped' in s]
+        if self.db.engine.dialect.name == 'postgresql':
+            self.assertEqual(2, len(statements) - locking[0] - 1,
+                             statements)
+            self.assertEqual(1, len(combined))
+        else:
+            self.assertEqual([], combined)
+        _, usages = self.call('GET', '/resource_providers/%s/usages'
+                              % rps[0])
+        self.assertEqual({'VCPU': 3}, usages['usages'])
+        self.assertEqual(3, usages['resource_provider_generation'])
+
 
 class TestOverCapacityWarning(AllocationTestCase):
 

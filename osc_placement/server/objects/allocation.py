@@ -22,6 +22,7 @@ import collections
 import dataclasses
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
@@ -299,6 +300,32 @@ def _replace_rows(conn, writes, class_ids, providers, existing):
     usage_totals.insert_allocations(conn, rows)
 
 
+def _read_consumers(conn, writes):
+    """The ids of the writes' projects, users and types, and the named
+    consumers with their current allocations."""
+    ids = _identity_ids(conn, writes)
+    existing, current = consumer_obj.load_with_allocations(
+        conn, [w.uuid for w in writes])
+    return ids, existing, current
+
+
+def _lock_then_read_consumers(conn, writes, named):
+    if conn.dialect.name == 'postgresql':
+        # Read before queueing: writers of one provider wait for each
+        # other, so every round trip made while holding the locks delays
+        # the next writer. What is read here cannot go stale unnoticed:
+        # ids never change, and a consumer changed meanwhile fails its
+        # compare-and-swap (or, if new, its unique key) and the request
+        # re-runs.
+        read = _read_consumers(conn, writes)
+        _queue_for_providers(conn, named)
+        return read
+    _queue_for_providers(conn, named)
+    # Before the first consistent read, so that on MySQL the snapshot
+    # starts after the provider locks are ours.
+    return _read_consumers(conn, writes)
+
+
 def replace(conn, writes, messages=None):
     """Give each consumer in ``writes`` exactly its new allocations.
 
@@ -306,12 +333,7 @@ def replace(conn, writes, messages=None):
     changed an involved provider or consumer since it was read."""
     messages = messages or Messages()
     named = _named_providers(writes)
-    _queue_for_providers(conn, named)
-    # Before the first consistent read, so that on MySQL the snapshot
-    # starts after the provider locks are ours.
-    ids = _identity_ids(conn, writes)
-    existing, current = consumer_obj.load_with_allocations(
-        conn, [w.uuid for w in writes])
+    ids, existing, current = _lock_then_read_consumers(conn, writes, named)
     for write in writes:
         consumer_obj.check_generation(write.uuid, existing.get(write.uuid),
                                       write.generation)
@@ -329,6 +351,100 @@ def replace(conn, writes, messages=None):
             row['used']
     _check_capacity(sums, order, {p['id']: p for p in providers.values()},
                     mine)
-    _bump_providers(conn, [providers[u] for u in set(named) | touched])
+    bumped = [providers[u] for u in set(named) | touched]
+    if _all_new_with_allocations(conn, writes, existing):
+        _write_new_consumers(conn, writes, ids, class_ids, bumped, providers)
+        return
+    _bump_providers(conn, bumped)
     _save_consumers(conn, writes, existing, ids)
     _replace_rows(conn, writes, class_ids, providers, existing)
+
+
+def _all_new_with_allocations(conn, writes, existing):
+    """The write only adds (a scheduler's claim), on PostgreSQL."""
+    return (conn.dialect.name == 'postgresql'
+            and all(w.uuid not in existing and w.allocations
+                    for w in writes))
+
+
+def _typed_arrays(**types):
+    return [sa.bindparam(name, type_=postgresql.ARRAY(type_))
+            for name, type_ in types.items()]
+
+
+# A claim's writes as one statement: the providers' compare-and-swap, the
+# new consumers, their allocations and the usage totals. Made one by one
+# they were four round trips, each made while holding the providers'
+# locks (so each delayed every writer queued behind), and this runs
+# whenever a scheduler claims a host. The swap's count comes back, to be
+# checked before commit as _bump_providers checks its own.
+_ADD_NEW_CONSUMERS = sa.text("""
+WITH bumped AS (
+    UPDATE resource_providers AS rp
+    SET generation = rp.generation + 1, updated_at = :now
+    FROM unnest(:provider_ids, :generations) AS seen (id, generation)
+    WHERE rp.id = seen.id AND rp.generation = seen.generation
+    RETURNING rp.id
+), added_consumers AS (
+    INSERT INTO consumers (uuid, project_id, user_id, consumer_type_id,
+                           generation, created_at)
+    SELECT uuid, project_id, user_id, type_id, 1, :now
+    FROM unnest(:consumer_uuids, :project_ids, :user_ids, :type_ids)
+        AS added (uuid, project_id, user_id, type_id)
+), added_allocations AS (
+    INSERT INTO allocations (consumer_id, resource_provider_id,
+                             resource_class_id, used, created_at)
+    SELECT consumer_id, provider_id, class_id, used, :now
+    FROM unnest(:allocation_consumers, :allocation_providers,
+                :allocation_classes, :allocation_used)
+        AS added (consumer_id, provider_id, class_id, used)
+), added_usage AS (
+    INSERT INTO usage_totals (resource_provider_id, resource_class_id, used)
+    SELECT provider_id, class_id, used
+    FROM unnest(:usage_providers, :usage_classes, :usage_deltas)
+        AS added (provider_id, class_id, used)
+    ON CONFLICT (resource_provider_id, resource_class_id)
+    DO UPDATE SET used = usage_totals.used + excluded.used
+)
+SELECT count(*) FROM bumped
+""").bindparams(
+    sa.bindparam('now', type_=sa.DateTime),
+    *_typed_arrays(provider_ids=sa.Integer, generations=sa.Integer,
+                   consumer_uuids=sa.String, project_ids=sa.Integer,
+                   user_ids=sa.Integer, type_ids=sa.Integer,
+                   allocation_consumers=sa.String,
+                   allocation_providers=sa.Integer,
+                   allocation_classes=sa.Integer,
+                   allocation_used=sa.Integer, usage_providers=sa.Integer,
+                   usage_classes=sa.Integer, usage_deltas=sa.Integer))
+
+
+def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):
+    """_bump_providers, _save_consumers and _replace_rows for writes of
+    new consumers only, in one statement (PostgreSQL)."""
+    ordered = sorted(bumped, key=lambda p: p['id'])
+    rows = [(w.uuid, providers[uuid]['id'], class_ids[name], amount)
+            for w in writes for uuid, resources in w.allocations.items()
+            for name, amount in resources.items()]
+    deltas = sorted(usage_totals.deltas_of(
+        {'resource_provider_id': rp, 'resource_class_id': rc, 'used': used}
+        for _, rp, rc, used in rows).items())
+    types = ids['type']
+    params = {
+        'now': tables.utcnow(),
+        'provider_ids': [p['id'] for p in ordered],
+        'generations': [p['generation'] for p in ordered],
+        'consumer_uuids': [w.uuid for w in writes],
+        'project_ids': [ids['project'][w.project_id] for w in writes],
+        'user_ids': [ids['user'][w.user_id] for w in writes],
+        'type_ids': [None if w.consumer_type is None
+                     else types[w.consumer_type] for w in writes],
+    }
+    for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
+        params['allocation_' + name] = [row[i] for row in rows]
+    params['usage_providers'] = [rp for (rp, _), _ in deltas]
+    params['usage_classes'] = [rc for (_, rc), _ in deltas]
+    params['usage_deltas'] = [delta for _, delta in deltas]
+    swapped = conn.execute(_ADD_NEW_CONSUMERS, params).scalar()
+    if swapped != len(ordered):
+        raise db_engine.Retry()
