@@ -24,6 +24,8 @@ changes is prepared once per connection (see db/engine.py).
 """
 
 import collections
+import dataclasses
+import operator
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
@@ -44,6 +46,8 @@ _AGG = tables.placement_aggregates
 _TREE_ROOT, _SERVED_ROOT, _ANCHOR, _SHARING_ROOT = range(4)
 # Row tags of the load statement.
 _PROVIDER, _INVENTORY, _TRAIT, _AGGREGATE = range(4)
+# The load statement's trees: those named by a parameter, or all.
+SOME_TREES, EVERY_TREE = 'some', 'every'
 
 
 def _one_of(dialect, column, name, type_):
@@ -356,50 +360,104 @@ def _sharing_rows(shape, sharing, roots):
     return [anchors, own_roots]
 
 
-def _build_load(dialect):
-    """The load statement: rows (tag, a, b, c, d, e, f, g, h, ratio, text)
-    for every provider of the trees ``roots`` --
-    (_PROVIDER, id, parent id, root id, ..., uuid),
-    (_INVENTORY, provider id, class id, total, reserved, min_unit,
-     max_unit, step_size, used, allocation_ratio, -),
-    (_TRAIT, provider id, ..., trait name),
-    (_AGGREGATE, provider id, ..., aggregate uuid)."""
-    # The trees' providers are found once (one walk of the root index),
-    # and the other three parts join to them.
-    tree = (sa.select(_RP.c.id, _RP.c.parent_provider_id,
-                      _RP.c.root_provider_id, _RP.c.uuid)
-            .where(_one_of(dialect, _RP.c.root_provider_id, 'roots',
-                           sa.Integer))
-            .cte('tree'))
-    # Untyped NULLs pad the rows: every database types a UNION column by
-    # its non-NULL members.
-    num = ratio = text = sa.null()
-    providers = sa.select(
-        _tag(_PROVIDER), tree.c.id, tree.c.parent_provider_id,
-        tree.c.root_provider_id, num, num, num, num, num, ratio,
-        tree.c.uuid)
+def _load_parts(tree=None):
+    """The four SELECTs of the load, over the providers ``tree`` (a CTE
+    with id, parent_provider_id, root_provider_id and uuid; every
+    provider when None):
+    providers   (id, parent id, root id, uuid),
+    inventories (provider id, class id, total, reserved, min_unit,
+                 max_unit, step_size, used, allocation_ratio),
+    traits      (provider id, trait name),
+    aggregates  (provider id, aggregate uuid)."""
+    def of_tree(table, column):
+        if tree is None:
+            return table
+        return tree.join(table, column == tree.c.id)
+
+    source = _RP if tree is None else tree
+    providers = sa.select(source.c.id, source.c.parent_provider_id,
+                          source.c.root_provider_id, source.c.uuid)
     inventories = sa.select(
-        _tag(_INVENTORY), _INV.c.resource_provider_id,
-        _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
-        _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
-        sa.func.coalesce(_USAGE.c.used, 0), _INV.c.allocation_ratio,
-        text).select_from(
-            tree.join(_INV, _INV.c.resource_provider_id == tree.c.id)
+        _INV.c.resource_provider_id, _INV.c.resource_class_id,
+        _INV.c.total, _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
+        _INV.c.step_size, sa.func.coalesce(_USAGE.c.used, 0),
+        _INV.c.allocation_ratio).select_from(
+            of_tree(_INV, _INV.c.resource_provider_id)
             .outerjoin(_USAGE, sa.and_(
                 _USAGE.c.resource_provider_id
                 == _INV.c.resource_provider_id,
                 _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
-    traits = sa.select(
-        _tag(_TRAIT), _RPT.c.resource_provider_id, num, num, num, num, num,
-        num, num, ratio, _T.c.name).select_from(
-            tree.join(_RPT, _RPT.c.resource_provider_id == tree.c.id)
-            .join(_T, _T.c.id == _RPT.c.trait_id))
+    traits = sa.select(_RPT.c.resource_provider_id, _T.c.name).select_from(
+        of_tree(_RPT, _RPT.c.resource_provider_id)
+        .join(_T, _T.c.id == _RPT.c.trait_id))
     aggregates = sa.select(
-        _tag(_AGGREGATE), _RPA.c.resource_provider_id, num, num, num, num,
-        num, num, num, ratio, _AGG.c.uuid).select_from(
-            tree.join(_RPA, _RPA.c.resource_provider_id == tree.c.id)
+        _RPA.c.resource_provider_id, _AGG.c.uuid).select_from(
+            of_tree(_RPA, _RPA.c.resource_provider_id)
             .join(_AGG, _AGG.c.id == _RPA.c.aggregate_id))
-    return sa.union_all(providers, inventories, traits, aggregates)
+    return {_PROVIDER: providers, _INVENTORY: inventories, _TRAIT: traits,
+            _AGGREGATE: aggregates}
+
+
+# Where each part's columns go in the rows of the load statement, a UNION
+# of the four: the tag, then eight integer columns, a float and a text.
+_WIDTH = 11
+_SLOTS = {_PROVIDER: (1, 2, 3, 10), _INVENTORY: tuple(range(1, 10)),
+          _TRAIT: (1, 10), _AGGREGATE: (1, 10)}
+
+
+def _padded(tag, part):
+    # Untyped NULLs pad the rows: every database types a UNION column by
+    # its non-NULL members.
+    columns = [sa.null()] * _WIDTH
+    columns[0] = _tag(tag)
+    for slot, column in zip(_SLOTS[tag], part.selected_columns):
+        columns[slot] = column
+    return part.with_only_columns(*columns)
+
+
+def _build_load(key):
+    """The load statement: the four parts of ``_load_parts`` as one
+    stream of tagged rows (see _SLOTS), for every provider of the trees
+    ``roots``, or of every tree when ``key`` is (dialect, EVERY_TREE)."""
+    dialect, trees = key
+    tree = None
+    if trees != EVERY_TREE:
+        # The trees' providers are found once (one walk of the root
+        # index), and the other three parts join to them.
+        tree = (sa.select(_RP.c.id, _RP.c.parent_provider_id,
+                          _RP.c.root_provider_id, _RP.c.uuid)
+                .where(_one_of(dialect, _RP.c.root_provider_id, 'roots',
+                               sa.Integer))
+                .cte('tree'))
+    return sa.union_all(*(_padded(tag, part)
+                          for tag, part in _load_parts(tree).items()))
+
+
+def _split(rows):
+    """The load statement's rows as the four parts' rows."""
+    tagged = {tag: [] for tag in _SLOTS}
+    for row in rows:
+        tagged[row[0]].append(row)
+    return {tag: list(map(operator.itemgetter(*_SLOTS[tag]), tagged[tag]))
+            for tag in _SLOTS}
+
+
+_EVERY_TREE_SCRIPTS = {}
+
+
+def _every_tree_script(dialect):
+    """The four parts over every provider as one script of four
+    statements (PostgreSQL): each its own result with its own columns,
+    which the driver converts faster than the padded rows of one UNION,
+    and without the UNION's tags and padding to strip. Measured for
+    1,000 compute nodes: 14 ms against 20 for the load statement."""
+    script = _EVERY_TREE_SCRIPTS.get(dialect.name)
+    if script is None:
+        script = _EVERY_TREE_SCRIPTS[dialect.name] = ';\n'.join(
+            str(part.compile(dialect=dialect,
+                             compile_kwargs={'literal_binds': True}))
+            for part in _load_parts().values())
+    return script
 
 
 # --------------------------------------------------------------------------
@@ -463,7 +521,21 @@ class SliceReader:
     def has_seeds(self):
         return bool(self.classes or self.filters)
 
+    @property
+    def narrowed(self):
+        """The request confines its candidates to some trees."""
+        return bool(self.in_tree or self.tree_aggregates is not None
+                    or self.tree_traits is not None)
+
     def next_window(self, count=None):
+        if count is None and self.after is None and not self.narrowed:
+            # The whole cloud, as one statement: choosing the trees with
+            # room first, then reading them by id, cost the database about
+            # three times as long as reading every tree (its generic plan
+            # walks an index per tree, where reading all is one scan of
+            # each table), and the search drops the trees without room.
+            self.whole = True
+            return _load_every_tree(self.conn, self.dialect)
         roots, anchors = [], []
         self.whole = True
         if self.has_seeds:
@@ -512,58 +584,85 @@ class SliceReader:
 
 
 def _load_trees(conn, dialect, root_ids, anchors):
-    result = conn.execute(_statement(dialect, _build_load),
+    result = conn.execute(_statement((dialect, SOME_TREES), _build_load),
                           {'roots': sorted(root_ids)})
+    parts = _split(_driver_rows(result))
+    uuid_of = _uuids(parts[_PROVIDER])
+    return _snapshot(
+        parts, uuid_of, conn,
+        # Anchors outside the window are left out: the search must not
+        # walk a tree it has not loaded.
+        lambda snap: candidate_search.group_pairs(
+            (uuid_of[s], uuid_of[r]) for s, r in anchors
+            if s in uuid_of and r in uuid_of))
+
+
+def _load_every_tree(conn, dialect):
+    if conn.dialect.driver == 'psycopg':
+        result = conn.exec_driver_sql(_every_tree_script(conn.dialect))
+        parts = {}
+        for tag in _SLOTS:
+            if tag != _PROVIDER:
+                result.cursor.nextset()
+            parts[tag] = result.cursor.fetchall()
+        result.close()
+    else:
+        result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
+        parts = _split(_driver_rows(result))
+    # Every provider is loaded, so every sharing provider's peers are.
+    return _snapshot(parts, _uuids(parts[_PROVIDER]), conn,
+                     candidate_search.compute_anchors)
+
+
+def _driver_rows(result):
     # The driver's own tuples: no column needs SQLAlchemy's processing
     # (the union's columns are untyped), and a Row per row was a tenth of
     # a large window's time.
     rows = result.cursor.fetchall()
     result.close()
-    uuid_of = {row[1]: row[10] for row in rows if row[0] == _PROVIDER}
-    traits, aggregates = [_grouped(rows, tag, uuid_of)
-                          for tag in (_TRAIT, _AGGREGATE)]
-    return candidate_search.Snapshot(
-        providers=_providers(rows, uuid_of),
-        inventories=_inventories(rows, uuid_of, conn),
-        traits=traits, aggregates=aggregates,
-        # Anchors outside the window are left out: the search must not
-        # walk a tree it has not loaded.
-        anchors=candidate_search.group_pairs(
-            (uuid_of[s], uuid_of[r]) for s, r in anchors
-            if s in uuid_of and r in uuid_of))
+    return rows
+
+
+def _uuids(providers):
+    return {row[0]: row[3] for row in providers}
+
+
+def _snapshot(parts, uuid_of, conn, anchors_of):
+    """The Snapshot of the four parts' rows; ``anchors_of`` gives its
+    anchors from the snapshot without them."""
+    snap = candidate_search.Snapshot(
+        providers=_providers(parts[_PROVIDER], uuid_of),
+        inventories=_inventories(parts[_INVENTORY], uuid_of, conn),
+        traits=_grouped(parts[_TRAIT], uuid_of),
+        aggregates=_grouped(parts[_AGGREGATE], uuid_of))
+    return dataclasses.replace(snap, anchors=anchors_of(snap))
 
 
 def _providers(rows, uuid_of):
     provider = candidate_search.Provider
-    providers = {}
-    for row in rows:
-        if row[0] == _PROVIDER:
-            uuid = row[10]
-            providers[uuid] = provider(uuid, '', 0, uuid_of.get(row[2]),
-                                       uuid_of.get(row[3], uuid))
-    return providers
+    return {uuid: provider(uuid, '', 0, uuid_of.get(parent),
+                           uuid_of.get(root, uuid))
+            for _, parent, root, uuid in rows}
 
 
 def _inventories(rows, uuid_of, conn):
-    mine = [row for row in rows if row[0] == _INVENTORY]
-    names = resource_class.names_for(conn, {row[2] for row in mine})
+    names = resource_class.names_for(conn, {row[1] for row in rows})
     inventory = candidate_search.Inventory
     inventories = collections.defaultdict(dict)
     # Rows of a provider created after the trees were chosen are dropped:
     # the snapshot must hold whole trees it knows the shape of.
-    for (_, rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-         ratio, _) in mine:
+    for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
+         ratio) in rows:
         if rp_id in uuid_of and rc in names:
             inventories[uuid_of[rp_id]][names[rc]] = inventory(
                 total, reserved, min_unit, max_unit, step, ratio, used)
     return dict(inventories)
 
 
-def _grouped(rows, tag, uuid_of):
-    """{provider uuid: frozenset of the text column} for rows of ``tag``."""
+def _grouped(rows, uuid_of):
+    """{provider uuid: frozenset of the text column} of a part's rows."""
     return candidate_search.group_pairs(
-        (uuid_of[row[1]], row[10]) for row in rows
-        if row[0] == tag and row[1] in uuid_of)
+        (uuid_of[rp_id], text) for rp_id, text in rows if rp_id in uuid_of)
 
 
 def load_snapshot(conn, spec, class_ids, trait_ids):
