@@ -14,6 +14,7 @@ import urllib.parse
 import hypothesis
 from hypothesis import strategies as st
 import orjson
+import sqlalchemy as sa
 import testtools
 import webob
 
@@ -22,6 +23,7 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.objects import candidate_api
+from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
@@ -261,6 +263,8 @@ class TestEndpointMatchesOracle(AppTestCase):
         hypothesis.assume(len(expected) > limit)
         write_cloud(self.db, cloud)
         self.patch(candidate_api, 'first_window', lambda wanted: window)
+        # Windows however large a share of the cloud they are.
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
         status, body = get_candidates(self.app, version,
                                       pairs + [('limit', str(limit))])
         self.assertEqual(200, status, body)
@@ -494,6 +498,57 @@ class TestWideTree(AppTestCase):
         self.assertLess(time.monotonic() - start, 10)
         for request in body['allocation_requests']:
             self.assertEqual(8, len(request['allocations']))
+
+
+class TestHowTreesAreRead(AppTestCase):
+    """A limited request reads its first window of trees, or every tree
+    when the window would be a large share of them; either way it gets
+    ``limit`` candidates."""
+
+    def setUp(self):
+        super().setUp()
+        # Six roots with room for VCPU:1, and a full one.
+        parent = {props.rp_uuid(i): None for i in range(7)}
+        inventory = {u: {'VCPU': (4, 0, 1, 4, 1, 1.0)} for u in parent}
+        cloud = candidate_oracle.Cloud(
+            parent, inventory, {props.rp_uuid(6): {'VCPU': 4}},
+            {u: set() for u in parent}, {u: set() for u in parent})
+        write_cloud(self.db, cloud)
+        candidate_fetch._tree_counts.clear()
+        # A first window of two trees, which hold two of the five
+        # candidates wanted; the next window reads the rest.
+        self.patch(candidate_api, 'first_window', lambda wanted: 2)
+
+    def statements_of_limited_request(self):
+        statements = []
+
+        def record(conn, cursor, statement, *args):
+            statements.append(statement)
+        sa.event.listen(self.db.engine, 'before_cursor_execute', record)
+        try:
+            status, body = get_candidates(
+                self.app, (1, 39), [('resources', 'VCPU:1'), ('limit', '5')])
+        finally:
+            sa.event.remove(self.db.engine, 'before_cursor_execute', record)
+        self.assertEqual(200, status, body)
+        self.assertEqual(5, len(body['allocation_requests']))
+        return statements
+
+    def chose(self, statements):
+        return [s for s in statements if 'roots AS' in s]
+
+    def test_small_windows_choose_their_trees(self):
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.5)
+        self.assertEqual(2, len(self.chose(
+            self.statements_of_limited_request())))
+
+    def test_a_large_window_reads_every_tree_instead(self):
+        # A window of two trees is more than a quarter of seven.
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.25)
+        statements = self.statements_of_limited_request()
+        self.assertEqual([], self.chose(statements))
+        self.assertEqual(1, len([s for s in statements
+                                 if 'inventories' in s]))
 
 
 class TestPlacementOptions(AppTestCase):

@@ -46,6 +46,9 @@ FIRST_WINDOW = 16
 GROWTH = 4
 # Head-room on the trees estimated to hold the missing candidates.
 MARGIN = 1.25
+# A first window of at least this share of the cloud's trees reads them
+# all instead, in one read that costs less than the window's.
+WHOLE_READ_SHARE = 1 / 3
 
 
 def answer_in_windows(request, reader,
@@ -62,6 +65,9 @@ def answer_in_windows(request, reader,
     sharing trees read twice, collapse)."""
     wanted = candidate_search.stop_after(request, options)
     count = None if wanted is None else first_window(wanted)
+    if count is not None and reader.reads_all_sooner(count,
+                                                     WHOLE_READ_SHARE):
+        count = None
     found, snaps = {}, []
     while True:
         snaps.append(reader.next_window(count))
