@@ -28,45 +28,49 @@ def allocation_candidates_body(result, request, snap):
     CandidateRequest (its version picks the shape), ``snap`` the Snapshot."""
     version = request.version
     return {
-        'allocation_requests': [_allocation_request(cand, version)
-                                for cand in result.candidates],
+        'allocation_requests': _allocation_requests(result.candidates,
+                                                    version),
         'provider_summaries': _provider_summaries(
             result.summary_providers, request, snap),
     }
 
 
-def _allocation_request(candidate, version):
+# The two builders below run once per candidate and once per provider of
+# a large answer (thousands each), so they decide the version's shape
+# once per answer, not per item.
+
+def _allocation_requests(candidates, version):
     if version < DICT_ALLOCATIONS:
-        return {'allocations': [
+        return [{'allocations': [
             {'resource_provider': {'uuid': uuid},
              'resources': dict(resources)}
             for uuid, resources in candidate.allocations]}
-    body = {'allocations': candidate.allocations_body()}
-    if version >= MAPPINGS:
-        body['mappings'] = candidate.mapping_dict()
-    return body
+            for candidate in candidates]
+    if version < MAPPINGS:
+        return [{'allocations': candidate.allocations_body()}
+                for candidate in candidates]
+    return [{'allocations': candidate.allocations_body(),
+             'mappings': candidate.mapping_dict()}
+            for candidate in candidates]
 
 
 def _provider_summaries(uuids, request, snap):
     version = request.version
-    if version >= SUMMARY_ALL_CLASSES:
-        shown = None
-    else:
-        shown = request.resource_class_names()
-    return {uuid: _provider_summary(uuid, snap, version, shown)
-            for uuid in sorted(uuids)}
-
-
-def _provider_summary(uuid, snap, version, shown_classes):
-    resources = {}
-    for rc, inv in snap.inventories.get(uuid, {}).items():
-        if shown_classes is None or rc in shown_classes:
-            resources[rc] = {'capacity': inv.summary_capacity,
-                             'used': inv.used}
-    summary = {'resources': resources}
-    if version >= SUMMARY_TRAITS:
-        summary['traits'] = sorted(snap.traits_of(uuid))
-    if version >= SUMMARY_TREE:
-        summary['parent_provider_uuid'] = snap.parent(uuid)
-        summary['root_provider_uuid'] = snap.root(uuid)
-    return summary
+    shown = (None if version >= SUMMARY_ALL_CLASSES
+             else request.resource_class_names())
+    with_traits = version >= SUMMARY_TRAITS
+    with_tree = version >= SUMMARY_TREE
+    inventories, traits, none = snap.inventories, snap.traits, {}
+    summaries = {}
+    for uuid in sorted(uuids):
+        summary = {'resources': {
+            rc: {'capacity': inv.summary_capacity, 'used': inv.used}
+            for rc, inv in inventories.get(uuid, none).items()
+            if shown is None or rc in shown}}
+        if with_traits:
+            summary['traits'] = sorted(traits.get(uuid, ()))
+        if with_tree:
+            summary['parent_provider_uuid'] = snap.parent(uuid)
+            summary['root_provider_uuid'] = snap.root(uuid)
+        summaries[uuid] = summary
+    return summaries

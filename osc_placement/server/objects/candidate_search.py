@@ -331,6 +331,10 @@ class _CandidateViews:
     def resource_providers(self):
         return [uuid for uuid, _ in self.allocations]
 
+    def uuids(self):
+        """The providers used, some perhaps more than once."""
+        return self.resource_providers()
+
 
 class Candidate(_CandidateViews,
                 collections.namedtuple('Candidate', 'allocations mappings')):
@@ -376,6 +380,11 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
         return (('', tuple(self.resource_providers())),)
 
     def allocations_body(self):
+        first = self.providers[0]
+        if self.providers.count(first) == len(self.providers):
+            # Every class from one provider, as a host's own candidate
+            # has them: its resources are the request's.
+            return {first: {'resources': dict(self.classes)}}
         body = {}
         for uuid, (rc, amount) in zip(self.providers, self.classes):
             entry = body.get(uuid)
@@ -390,6 +399,9 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
 
     def resource_providers(self):
         return sorted(set(self.providers))
+
+    def uuids(self):
+        return self.providers
 
 
 @dataclasses.dataclass
@@ -475,6 +487,8 @@ class _GroupSearch:
         # The spread search (_spread_walks) needs only which provider
         # can take which class: its "options" are the providers' uuids.
         self._providers_only = providers_only
+        # Per level, the providers that can take its class (_takers_at).
+        self._takers = None
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -492,9 +506,32 @@ class _GroupSearch:
         """The unsuffixed group's providers of each class (sorted) under
         ``anchor``, or None if some class has none: its levels, as uuids
         (built with ``providers_only``)."""
+        if self._any_pair_ok:
+            return self._takers_at(anchor)
         providers = self._options_at(anchor)
         if providers is None or not all(providers):
             return None
+        return providers
+
+    def _takers_at(self, anchor):
+        """providers_at when every provider the tree index offers pairs
+        with the anchor: the takers of each class among them, from sets
+        worked out once for every provider of the snapshot (a spread
+        request without member_of or in_tree visits every tree)."""
+        if self._takers is None:
+            self._takers = [set() for _ in self._keys]
+            for uuid in self.snap.inventories:
+                options = self._class_options_of(uuid)
+                for option, takers in zip(options, self._takers):
+                    if option is not None:
+                        takers.add(uuid)
+        local = self.index.local_providers(anchor)
+        providers = []
+        for takers in self._takers:
+            found = [uuid for uuid in local if uuid in takers]
+            if not found:
+                return None
+            providers.append(found)
         return providers
 
     def _options_at(self, anchor):
@@ -1094,9 +1131,13 @@ def _apply_limit(candidates, limit, options):
 
 
 def _summary_providers(snap, request, candidates):
-    used = {uuid for cand in candidates for uuid in cand.resource_providers()}
+    used = set(itertools.chain.from_iterable(
+        cand.uuids() for cand in candidates))
     if not request.nested_aware:
         # Before 1.29 summaries list only providers a candidate uses.
         return used
     roots = {snap.root(uuid) for uuid in used}
-    return {uuid for uuid in snap.providers if snap.root(uuid) in roots}
+    # Provider.root_uuid read directly: this runs for every provider of
+    # the snapshot, and Snapshot.root's call cost more than the test.
+    return {uuid for uuid, provider in snap.providers.items()
+            if (provider.root_uuid or uuid) in roots}
