@@ -12,6 +12,11 @@ provider (candidate_search.SliceSpec spells out the contract):
 2. *load*: every provider of the chosen trees with its inventories (and
    usage), traits and aggregates, as one stream of tagged rows.
 
+A request that would read every tree anyway and names none to narrow
+them to (SliceReader.next_window) skips the choosing: one read of every
+provider, the load's four parts without the trees' filter, and the
+sharing providers' anchors come from the aggregates read.
+
 Usage comes from ``usage_totals`` (objects/usage_totals.py), one row per
 inventory, rather than from summing the allocations of every inventory
 loaded: that sum was most of the database's time for a large answer.
@@ -557,7 +562,7 @@ class SliceReader:
 
     def next_window(self, count=None):
         if count is None and self.after is None and not self.narrowed:
-            # The whole cloud, as one statement: choosing the trees with
+            # The whole cloud in one read: choosing the trees with
             # room first, then reading them by id, cost the database about
             # three times as long as reading every tree (its generic plan
             # walks an index per tree, where reading all is one scan of
