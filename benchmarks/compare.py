@@ -1,0 +1,125 @@
+"""Two Placement services side by side, over HTTP only: every query shape
+of ``benchmarks.candidates`` and its scheduler loop, alternating between
+the services, with the ratio of each pair of medians.
+
+A shared machine's speed drifts by tens of percent within minutes, so
+two runs of ``benchmarks.candidates`` a few minutes apart can move a
+ratio by half. Here each shape's requests alternate one by one between
+the services, and the scheduler loop alternates in short runs, so a
+drift slows both alike. Each service is described by the state file its
+population wrote (``benchmarks.candidates --state`` or
+``benchmarks.sql_cloud --state``):
+
+    python -m benchmarks.compare \\
+        --url http://127.0.0.1:8779 --state /tmp/ours1000.json \\
+        --reference-url http://127.0.0.1:8778 \\
+        --reference-state /tmp/anchor1000.json
+"""
+
+import argparse
+import json
+import statistics
+import sys
+
+from benchmarks import candidates
+from benchmarks import client as http_client
+
+SERVICE, REFERENCE = 0, 1
+
+
+def _timed_get(client, path, params):
+    with http_client.Timer() as t:
+        client.get(path, params=params)
+    return t.seconds * 1000
+
+
+def alternate_queries(clients, clouds, samples):
+    """{shape: ([service's latencies], [reference's latencies])} in ms,
+    each shape's requests alternating between the two services after a
+    warm-up request to each."""
+    shapes = [candidates.query_shapes(cloud) for cloud in clouds]
+    requests = {name: [('/allocation_candidates', service_shapes[name])
+                       for service_shapes in shapes]
+                for name in shapes[SERVICE]}
+    requests['GET /resource_providers'] = [('/resource_providers', None)] * 2
+    results = {}
+    for name, (mine, theirs) in requests.items():
+        pairs = list(zip(clients, (mine, theirs)))
+        for client, (path, params) in pairs:
+            client.get(path, params=params)
+        latencies = ([], [])
+        for _ in range(samples):
+            for side, (client, (path, params)) in enumerate(pairs):
+                latencies[side].append(_timed_get(client, path, params))
+        results[name] = latencies
+    return results
+
+
+def alternate_loops(clients, threads, seconds, rounds):
+    """([service's claims/s], [reference's claims/s]): ``rounds`` runs of
+    the scheduler loop each, alternating."""
+    rates = ([], [])
+    for _ in range(rounds):
+        for side, client in enumerate(clients):
+            result = candidates.scheduler_loop(client, threads, seconds)
+            rates[side].append(result['claims_per_second'])
+    return rates
+
+
+def report(queries, loops):
+    """The figures as a dict, and the lines that print them: medians and
+    how many times faster the service is than the reference."""
+    figures, lines = {}, []
+    for name, (mine, theirs) in queries.items():
+        ours, reference = statistics.median(mine), statistics.median(theirs)
+        figures[name] = {'median_ms': round(ours, 2),
+                         'reference_median_ms': round(reference, 2),
+                         'times_faster': round(reference / ours, 2)}
+        lines.append('%-28s %8.1f ms  reference %8.1f ms  %6.1fx' % (
+            name, ours, reference, reference / ours))
+    ours, reference = (statistics.median(rates) for rates in loops)
+    figures['scheduler loop'] = {
+        'claims_per_second': ours, 'reference_claims_per_second': reference,
+        'runs': loops, 'times_faster': round(ours / reference, 2)}
+    lines.append('%-28s %8.2f /s   reference %8.2f /s   %6.1fx' % (
+        'scheduler loop', ours, reference, ours / reference))
+    return figures, lines
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--url', required=True)
+    parser.add_argument('--state', required=True)
+    parser.add_argument('--reference-url', required=True)
+    parser.add_argument('--reference-state', required=True)
+    parser.add_argument('--token', default='admin')
+    parser.add_argument('--samples', type=int, default=11,
+                        help='timed requests per shape and service')
+    parser.add_argument('--threads', type=int, default=4)
+    parser.add_argument('--loop-seconds', type=float, default=10)
+    parser.add_argument('--loop-rounds', type=int, default=3,
+                        help='scheduler loop runs per service')
+    parser.add_argument('--json', help='write the figures to this file')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    clients = [http_client.Client(url, args.token)
+               for url in (args.url, args.reference_url)]
+    clouds = [candidates.load_cloud(path)
+              for path in (args.state, args.reference_state)]
+    queries = alternate_queries(clients, clouds, args.samples)
+    loops = alternate_loops(clients, args.threads, args.loop_seconds,
+                            args.loop_rounds)
+    figures, lines = report(queries, loops)
+    for line in lines:
+        print(line)
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(figures, f, indent=2)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

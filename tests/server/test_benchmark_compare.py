@@ -1,0 +1,84 @@
+"""``benchmarks.compare`` against a real HTTP server on the test database:
+every shape and the scheduler loop measured on both sides, in turns."""
+
+import json
+import os
+import threading
+from wsgiref import simple_server
+
+import fixtures
+import testtools
+
+from benchmarks import candidates
+from benchmarks import client as http_client
+from benchmarks import compare
+from osc_placement.server import app as app_mod
+from osc_placement.server import conf as conf_mod
+from tests.server import fixtures as api_fixtures
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+
+    def log_message(self, *args):
+        pass
+
+
+class TestCompare(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        db = api_fixtures.database()
+        api_fixtures.reset_database(db)
+        app = app_mod.make_app(conf_mod.make_conf(
+            'unused://', enforce_new_defaults=False), db=db)
+        server = simple_server.make_server('127.0.0.1', 0, app,
+                                           handler_class=_QuietHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        self.url = 'http://127.0.0.1:%d' % server.server_port
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+        cloud, _ = candidates.populate(http_client.Client(self.url), 8, 1, 1)
+        self.state = os.path.join(self.tmp, 'cloud.json')
+        candidates.save_cloud(self.state, cloud)
+
+    def test_both_sides_measured_in_turns(self):
+        clients = [http_client.Client(self.url), http_client.Client(self.url)]
+        sides = []
+        real_get = http_client.Client.get
+
+        def get(client, path, params=None, expect=(200,)):
+            sides.append(clients.index(client))
+            return real_get(client, path, params, expect)
+        self.useFixture(fixtures.MonkeyPatch(
+            'benchmarks.client.Client.get', get))
+        cloud = candidates.load_cloud(self.state)
+        queries = compare.alternate_queries(clients, [cloud, cloud], 3)
+        shapes = set(candidates.query_shapes(cloud)) | {
+            'GET /resource_providers'}
+        self.assertEqual(shapes, set(queries))
+        for mine, theirs in queries.values():
+            self.assertEqual(3, len(mine))
+            self.assertEqual(3, len(theirs))
+        # Per shape: a warm-up to each side, then three turns each.
+        self.assertEqual([0, 1] * 4 * len(shapes), sides)
+
+    def test_main_reports_every_shape_and_the_loop(self):
+        out = os.path.join(self.tmp, 'figures.json')
+        self.assertEqual(0, compare.main([
+            '--url', self.url, '--state', self.state,
+            '--reference-url', self.url, '--reference-state', self.state,
+            '--samples', '2', '--threads', '1', '--loop-seconds', '0.3',
+            '--loop-rounds', '2', '--json', out]))
+        with open(out) as f:
+            figures = json.load(f)
+        loop = figures.pop('scheduler loop')
+        self.assertEqual(2, len(loop['runs'][0]))
+        self.assertGreater(loop['claims_per_second'], 0)
+        self.assertGreater(loop['reference_claims_per_second'], 0)
+        for name, shape in figures.items():
+            self.assertGreater(shape['median_ms'], 0, name)
+            # The same ratio, but for the rounding of the figures.
+            ratio = shape['reference_median_ms'] / shape['median_ms']
+            self.assertAlmostEqual(1, ratio / shape['times_faster'],
+                                   delta=0.03, msg=name)
