@@ -10,6 +10,7 @@ migrations; each YAML file starts from empty tables.
 """
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -70,6 +71,21 @@ def database():
             if hasattr(url, 'render_as_string') else url
         _state['db'] = db_engine.Database(engine)
     return _state['db']
+
+
+@contextlib.contextmanager
+def recorded_statements(engine):
+    """A list that fills with the SQL text of every statement SQLAlchemy
+    sends on ``engine`` inside the block."""
+    statements = []
+
+    def record(conn, cursor, statement, *args):
+        statements.append(statement)
+    sa.event.listen(engine, 'before_cursor_execute', record)
+    try:
+        yield statements
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', record)
 
 
 def reset_database(db):

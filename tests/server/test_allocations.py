@@ -6,7 +6,6 @@ import logging
 import uuid as uuidlib
 
 import fixtures
-import sqlalchemy as sa
 import testtools
 import webob
 
@@ -118,15 +117,8 @@ class TestStatementBudget(AllocationTestCase):
     providers and classes it names."""
 
     def _statements_of(self, fn):
-        statements = []
-
-        def count(conn, cursor, statement, *args):
-            statements.append(statement)
-        sa.event.listen(self.db.engine, 'before_cursor_execute', count)
-        try:
+        with api_fixtures.recorded_statements(self.db.engine) as statements:
             return fn(), statements
-        finally:
-            sa.event.remove(self.db.engine, 'before_cursor_execute', count)
 
     def test_write_statements_do_not_grow_with_providers(self):
         inventory = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 512}}

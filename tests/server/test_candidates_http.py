@@ -14,7 +14,6 @@ import urllib.parse
 import hypothesis
 from hypothesis import strategies as st
 import orjson
-import sqlalchemy as sa
 import testtools
 import webob
 
@@ -520,16 +519,9 @@ class TestHowTreesAreRead(AppTestCase):
         self.patch(candidate_api, 'first_window', lambda wanted: 2)
 
     def statements_of_limited_request(self):
-        statements = []
-
-        def record(conn, cursor, statement, *args):
-            statements.append(statement)
-        sa.event.listen(self.db.engine, 'before_cursor_execute', record)
-        try:
+        with fixtures.recorded_statements(self.db.engine) as statements:
             status, body = get_candidates(
                 self.app, (1, 39), [('resources', 'VCPU:1'), ('limit', '5')])
-        finally:
-            sa.event.remove(self.db.engine, 'before_cursor_execute', record)
         self.assertEqual(200, status, body)
         self.assertEqual(5, len(body['allocation_requests']))
         return statements
