@@ -543,6 +543,29 @@ class TestHowTreesAreRead(AppTestCase):
                                  if 'inventories' in s]))
 
 
+class TestSummaryOrder(AppTestCase):
+
+    def test_classes_in_class_id_order_whatever_the_read(self):
+        """A provider's classes are summarised in class id order, however
+        its inventories were written and whichever read (whole or in
+        windows) returned them."""
+        root = props.rp_uuid(0)
+        cloud = candidate_oracle.Cloud(
+            {root: None},
+            {root: {'MEMORY_MB': (1024, 0, 1, 1024, 1, 1.0),
+                    'DISK_GB': (100, 0, 1, 100, 1, 1.0),
+                    'VCPU': (8, 0, 1, 8, 1, 1.0)}},
+            {}, {root: set()}, {root: set()})
+        write_cloud(self.db, cloud)
+        for limit in ([], [('limit', '1')]):
+            status, body = get_candidates(
+                self.app, (1, 39), [('resources', 'VCPU:1')] + limit)
+            self.assertEqual(200, status, body)
+            self.assertEqual(
+                ['VCPU', 'MEMORY_MB', 'DISK_GB'],
+                list(body['provider_summaries'][root]['resources']))
+
+
 class TestPlacementOptions(AppTestCase):
     """The [placement] candidate options reach the search."""
 

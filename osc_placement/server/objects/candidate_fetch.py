@@ -683,9 +683,11 @@ def _inventories(rows, uuid_of, conn):
     inventory = candidate_search.Inventory
     inventories = collections.defaultdict(dict)
     # Rows of a provider created after the trees were chosen are dropped:
-    # the snapshot must hold whole trees it knows the shape of.
+    # the snapshot must hold whole trees it knows the shape of. Sorted, so
+    # that summaries list a provider's classes in class id order whatever
+    # order the database's plan returned them in.
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-         ratio) in rows:
+         ratio) in sorted(rows, key=operator.itemgetter(0, 1)):
         if rp_id in uuid_of and rc in names:
             inventories[uuid_of[rp_id]][names[rc]] = inventory(
                 total, reserved, min_unit, max_unit, step, ratio, used)
