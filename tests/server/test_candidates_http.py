@@ -14,6 +14,7 @@ import urllib.parse
 import hypothesis
 from hypothesis import strategies as st
 import orjson
+import sqlalchemy as sa
 import testtools
 import webob
 
@@ -534,13 +535,49 @@ class TestHowTreesAreRead(AppTestCase):
         self.assertEqual(2, len(self.chose(
             self.statements_of_limited_request())))
 
+    def whole_reads(self):
+        """The calls of the read of every tree, as they happen. (On
+        PostgreSQL that read goes through the driver's pipeline, which
+        SQLAlchemy's statement events do not see.)"""
+        calls = []
+        read = candidate_fetch._load_every_tree
+
+        def counted(*args):
+            calls.append(args)
+            return read(*args)
+        self.patch(candidate_fetch, '_load_every_tree', counted)
+        return calls
+
     def test_a_large_window_reads_every_tree_instead(self):
         # A window of two trees is more than a quarter of seven.
         self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.25)
+        whole_reads = self.whole_reads()
         statements = self.statements_of_limited_request()
         self.assertEqual([], self.chose(statements))
-        self.assertEqual(1, len([s for s in statements
-                                 if 'inventories' in s]))
+        self.assertEqual(1, len(whole_reads))
+        # No window of trees was loaded besides.
+        self.assertEqual([], [s for s in statements if 'tree AS' in s])
+
+    def test_a_failed_whole_read_raises_the_database_error(self):
+        """The read of every tree fails as any statement does, with
+        SQLAlchemy's DBAPIError (on PostgreSQL it runs through the
+        driver's own pipeline), and the next request is answered."""
+        failing = 'SELECT no_such_column FROM resource_providers'
+        dialect = self.db.engine.dialect.name
+        self.patch(candidate_fetch, '_EVERY_TREE_TEXTS',
+                   {dialect: (failing,) * 4})
+        self.patch(candidate_fetch, '_STATEMENTS', {
+            (dialect, candidate_fetch.EVERY_TREE): sa.text(failing)})
+        with self.db.read() as conn:
+            self.assertRaises(sa.exc.DBAPIError,
+                              candidate_fetch._load_every_tree, conn,
+                              dialect)
+        self.patch(candidate_fetch, '_EVERY_TREE_TEXTS', {})
+        self.patch(candidate_fetch, '_STATEMENTS', {})
+        status, body = get_candidates(self.app, (1, 39),
+                                      [('resources', 'VCPU:1')])
+        self.assertEqual(200, status, body)
+        self.assertEqual(6, len(body['allocation_requests']))
 
 
 class TestSummaryOrder(AppTestCase):

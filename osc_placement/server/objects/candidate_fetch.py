@@ -449,22 +449,51 @@ def _split(rows):
             for tag in _SLOTS}
 
 
-_EVERY_TREE_SCRIPTS = {}
+_EVERY_TREE_TEXTS = {}
 
 
-def _every_tree_script(dialect):
-    """The four parts over every provider as one script of four
-    statements (PostgreSQL): each its own result with its own columns,
-    which the driver converts faster than the padded rows of one UNION,
-    and without the UNION's tags and padding to strip. Measured for
-    1,000 compute nodes: 14 ms against 20 for the load statement."""
-    script = _EVERY_TREE_SCRIPTS.get(dialect.name)
-    if script is None:
-        script = _EVERY_TREE_SCRIPTS[dialect.name] = ';\n'.join(
+def _every_tree_statements(dialect):
+    """The four parts over every provider as four statement texts
+    (PostgreSQL, see _read_every_tree_pipelined)."""
+    texts = _EVERY_TREE_TEXTS.get(dialect.name)
+    if texts is None:
+        texts = _EVERY_TREE_TEXTS[dialect.name] = tuple(
             str(part.compile(dialect=dialect,
                              compile_kwargs={'literal_binds': True}))
             for part in _load_parts().values())
-    return script
+    return texts
+
+
+def _read_every_tree_pipelined(conn):
+    """{tag: rows} of the four parts over every provider, read through
+    psycopg in one round trip: a pipeline of four prepared statements
+    whose results come in binary.
+
+    Each part is its own result with its own columns, which the driver
+    converts faster than the padded rows of one UNION. Binary results
+    spare it parsing the digits of some 30,000 numbers, and prepared
+    statements spare the server planning them each time. Measured for
+    1,000 compute nodes, interleaved: 5.0 ms against 6.3 for the same
+    four statements sent as one script of text results.
+
+    A psycopg error is raised as SQLAlchemy's, so callers see the same
+    exceptions as from any other statement, and a connection the error
+    broke is dropped from the pool."""
+    raw = conn.connection.driver_connection
+    texts = _every_tree_statements(conn.dialect)
+    try:
+        with raw.pipeline():
+            cursors = [raw.cursor(binary=True) for _ in texts]
+            for cursor, text in zip(cursors, texts):
+                cursor.execute(text, prepare=True)
+        return {tag: cursor.fetchall() for tag, cursor in zip(_SLOTS,
+                                                              cursors)}
+    except conn.dialect.loaded_dbapi.Error as exc:
+        if raw.broken:
+            conn.invalidate(exc)
+        raise sa.exc.DBAPIError.instance(
+            '; '.join(texts), None, exc,
+            conn.dialect.loaded_dbapi.Error) from exc
 
 
 # --------------------------------------------------------------------------
@@ -632,13 +661,7 @@ def _load_trees(conn, dialect, root_ids, anchors):
 
 def _load_every_tree(conn, dialect):
     if conn.dialect.driver == 'psycopg':
-        result = conn.exec_driver_sql(_every_tree_script(conn.dialect))
-        parts = {}
-        for tag in _SLOTS:
-            if tag != _PROVIDER:
-                result.cursor.nextset()
-            parts[tag] = result.cursor.fetchall()
-        result.close()
+        parts = _read_every_tree_pipelined(conn)
     else:
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))

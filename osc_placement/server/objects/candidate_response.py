@@ -16,6 +16,8 @@ Summaries list only the requested classes before 1.27, every class with
 inventory from 1.27 on.
 """
 
+from osc_placement.server.objects import candidate_search
+
 DICT_ALLOCATIONS = (1, 12)
 SUMMARY_TRAITS = (1, 17)
 SUMMARY_ALL_CLASSES = (1, 27)
@@ -46,12 +48,30 @@ def _allocation_requests(candidates, version):
              'resources': dict(resources)}
             for uuid, resources in candidate.allocations]}
             for candidate in candidates]
+    if candidates and isinstance(candidates[0],
+                                 candidate_search.SpreadCandidate):
+        return _spread_requests(candidates, version >= MAPPINGS)
     if version < MAPPINGS:
         return [{'allocations': candidate.allocations_body()}
                 for candidate in candidates]
     return [{'allocations': candidate.allocations_body(),
              'mappings': candidate.mapping_dict()}
             for candidate in candidates]
+
+
+def _spread_requests(candidates, with_mappings):
+    """The 1.12+ allocation requests of SpreadCandidates (a request's
+    candidates are all of one kind). They take the same classes, so the
+    candidates served wholly by one provider, a host's own, share one
+    resources dict: a third of a plain request's candidates, each a dict
+    less to build."""
+    whole = dict(candidates[0].classes)
+    bodies = [candidate.allocations_body(whole) for candidate in candidates]
+    if not with_mappings:
+        return [{'allocations': body} for body in bodies]
+    # A body's keys are its candidate's providers.
+    return [{'allocations': body, 'mappings': {'': sorted(body)}}
+            for body in bodies]
 
 
 def _provider_summaries(uuids, request, snap):
@@ -61,6 +81,9 @@ def _provider_summaries(uuids, request, snap):
     with_traits = version >= SUMMARY_TRAITS
     with_tree = version >= SUMMARY_TREE
     inventories, traits, none = snap.inventories, snap.traits, {}
+    providers = snap.providers
+    # Hosts alike have equal trait sets: each set is sorted once.
+    sorted_traits = {}
     summaries = {}
     for uuid in sorted(uuids):
         summary = {'resources': {
@@ -68,9 +91,16 @@ def _provider_summaries(uuids, request, snap):
             for rc, inv in inventories.get(uuid, none).items()
             if shown is None or rc in shown}}
         if with_traits:
-            summary['traits'] = sorted(traits.get(uuid, ()))
+            names = traits.get(uuid, ())
+            listed = sorted_traits.get(names)
+            if listed is None:
+                listed = sorted_traits[names] = sorted(names)
+            summary['traits'] = listed
         if with_tree:
-            summary['parent_provider_uuid'] = snap.parent(uuid)
-            summary['root_provider_uuid'] = snap.root(uuid)
+            # The Provider read directly: Snapshot.parent and .root cost
+            # two calls per provider of a large answer.
+            provider = providers[uuid]
+            summary['parent_provider_uuid'] = provider.parent_uuid
+            summary['root_provider_uuid'] = provider.root_uuid or uuid
         summaries[uuid] = summary
     return summaries

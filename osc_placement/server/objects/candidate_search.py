@@ -95,11 +95,14 @@ class Inventory:
         self.allocation_ratio = allocation_ratio
         self.used = used
         # Compared as a float product, as upstream's SQL does.
-        self.capacity = (total - reserved) * allocation_ratio
+        self.capacity = capacity = (total - reserved) * allocation_ratio
         # Truncated to int in summaries and in the summed-amount check.
-        self.summary_capacity = int(self.capacity)
-        self.free_for_sums = max(0, min(self.summary_capacity - used,
-                                        max_unit))
+        self.summary_capacity = whole = int(capacity)
+        # Clamped to [0, max_unit] with comparisons: max() and min() cost
+        # a third of building the object, once per inventory loaded.
+        free = whole - used
+        self.free_for_sums = (0 if free < 0
+                              else max_unit if free > max_unit else free)
 
     def can_take(self, amount):
         """Upstream's per-request capacity test for one group's amount."""
@@ -379,12 +382,16 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
     def mappings(self):
         return (('', tuple(self.resource_providers())),)
 
-    def allocations_body(self):
+    def allocations_body(self, resources=None):
+        """The 1.12+ body form; ``resources``, if given, is
+        ``dict(self.classes)``, shared by the candidates that use it."""
         first = self.providers[0]
         if self.providers.count(first) == len(self.providers):
             # Every class from one provider, as a host's own candidate
             # has them: its resources are the request's.
-            return {first: {'resources': dict(self.classes)}}
+            if resources is None:
+                resources = dict(self.classes)
+            return {first: {'resources': resources}}
         body = {}
         for uuid, (rc, amount) in zip(self.providers, self.classes):
             entry = body.get(uuid)
@@ -451,8 +458,10 @@ class _TreeIndex:
 
     def __init__(self, snap):
         self.members = collections.defaultdict(list)
+        # Provider.root_uuid read directly, as in _summary_providers: this
+        # runs for every provider of the snapshot.
         for uuid in sorted(snap.providers):
-            self.members[snap.root(uuid)].append(uuid)
+            self.members[snap.providers[uuid].root_uuid or uuid].append(uuid)
         self.served_by = collections.defaultdict(list)
         for uuid in sorted(snap.anchors):
             if uuid in snap.providers and snap.is_sharing(uuid):
@@ -519,12 +528,7 @@ class _GroupSearch:
         worked out once for every provider of the snapshot (a spread
         request without member_of or in_tree visits every tree)."""
         if self._takers is None:
-            self._takers = [set() for _ in self._keys]
-            for uuid in self.snap.inventories:
-                options = self._class_options_of(uuid)
-                for option, takers in zip(options, self._takers):
-                    if option is not None:
-                        takers.add(uuid)
+            self._takers = [self._takers_of(rc) for rc in self._keys]
         local = self.index.local_providers(anchor)
         providers = []
         for takers in self._takers:
@@ -533,6 +537,18 @@ class _GroupSearch:
                 return None
             providers.append(found)
         return providers
+
+    def _takers_of(self, rc):
+        """Every provider of the snapshot that can take the group's
+        amount of ``rc`` and has no forbidden trait: _class_options_of's
+        test, class by class in one pass over the inventories."""
+        amount = self.group.resources[rc]
+        takers = {uuid for uuid, mine in self.snap.inventories.items()
+                  if rc in mine and mine[rc].can_take(amount)}
+        if self.group.forbidden_traits:
+            takers = {uuid for uuid in takers
+                      if not self.has_forbidden_trait(uuid)}
+        return takers
 
     def _options_at(self, anchor):
         """[options of each level] under ``anchor`` (None if no provider
