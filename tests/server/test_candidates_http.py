@@ -8,6 +8,7 @@ the right capacity and usage. Runs on whichever database
 OSC_PLACEMENT_TEST_DB_URL names (SQLite by default).
 """
 
+import math
 import time
 import urllib.parse
 
@@ -578,6 +579,59 @@ class TestHowTreesAreRead(AppTestCase):
                                       [('resources', 'VCPU:1')])
         self.assertEqual(200, status, body)
         self.assertEqual(6, len(body['allocation_requests']))
+
+
+class TestWindowsSkipFilledHosts(AppTestCase):
+
+    def test_hosts_without_room_for_every_class_are_not_read(self):
+        """The first trees by id are hosts a scheduler filled: no VCPU
+        left, memory left. A window of two trees is spent on the two
+        hosts with room for both, not on two of those: one choose
+        statement, not a second window after an empty first."""
+        parent = {props.rp_uuid(i): None for i in range(6)}
+        inventory = {u: {'VCPU': (4, 0, 1, 4, 1, 1.0),
+                         'MEMORY_MB': (1024, 0, 1, 1024, 1, 1.0)}
+                     for u in parent}
+        filled = {props.rp_uuid(i): {'VCPU': 4} for i in range(4)}
+        cloud = candidate_oracle.Cloud(
+            parent, inventory, filled, {u: set() for u in parent},
+            {u: set() for u in parent})
+        write_cloud(self.db, cloud)
+        self.patch(candidate_api, 'first_window', lambda wanted: 2)
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', math.inf)
+        with fixtures.recorded_statements(self.db.engine) as statements:
+            status, body = get_candidates(
+                self.app, (1, 39), [('resources', 'VCPU:1,MEMORY_MB:128'),
+                                    ('limit', '2')])
+        self.assertEqual(200, status, body)
+        self.assertEqual(
+            [{props.rp_uuid(4)}, {props.rp_uuid(5)}],
+            sorted((set(r['allocations'])
+                    for r in body['allocation_requests']), key=min))
+        self.assertEqual(1, len([s for s in statements if 'roots AS' in s]))
+
+    def test_hosts_served_by_shared_storage_are_read(self):
+        """A host without disk of its own, served by a sharing provider
+        with disk, has room for every class: its window reads it."""
+        agg = 'aaaaaaaa-0000-4000-8000-000000000000'
+        share, host = props.rp_uuid(0), props.rp_uuid(1)
+        cloud = candidate_oracle.Cloud(
+            {share: None, host: None},
+            {share: {'DISK_GB': (100, 0, 1, 100, 1, 1.0)},
+             host: {'VCPU': (4, 0, 1, 4, 1, 1.0)}},
+            {}, {share: {'MISC_SHARES_VIA_AGGREGATE'}, host: set()},
+            {share: {agg}, host: {agg}})
+        write_cloud(self.db, cloud)
+        self.patch(candidate_api, 'first_window', lambda wanted: 1)
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', math.inf)
+        status, body = get_candidates(
+            self.app, (1, 39), [('resources', 'VCPU:1,DISK_GB:10'),
+                                ('limit', '1')])
+        self.assertEqual(200, status, body)
+        self.assertEqual(
+            [{host: {'resources': {'VCPU': 1}},
+              share: {'resources': {'DISK_GB': 10}}}],
+            [r['allocations'] for r in body['allocation_requests']])
 
 
 class TestSummaryOrder(AppTestCase):

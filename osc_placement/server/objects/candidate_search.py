@@ -244,6 +244,11 @@ class SliceSpec:
        them, so other trees may be left out. ``tree_traits`` likewise
        for traits: a provider of the tree, or a sharing provider serving
        it, has one of them.
+    6. Trees with no room for some class of ``min_amounts`` -- no
+       provider of theirs, and no sharing provider at all, passes step 1
+       for it -- may be left out too (the sharing seeds' own trees
+       excepted): every candidate takes each class from its tree or a
+       sharing provider serving it.
 
     ``Snapshot.from_rows`` builds a snapshot from such rows (pass the
     anchor rows); candidate_fetch builds one straight from its own.

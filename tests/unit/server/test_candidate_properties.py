@@ -291,13 +291,13 @@ def snapshot_of(cloud, keep=None, anchors=None):
 def sql_slice(cloud, needs):
     """What the SQL layer reads for ``needs``, following the SliceSpec
     contract step by step against the whole cloud."""
-    seeds = set()
-    for rc, amount in needs.min_amounts.items():
-        for u in cloud.providers:
-            inv = cloud.inventory[u].get(rc)
-            if inv and cloud.used_of(u, rc) + amount <= (
-                    (inv[0] - inv[1]) * inv[5]):
-                seeds.add(u)
+    def has_room(u, rc, amount):
+        inv = cloud.inventory[u].get(rc)
+        return inv and cloud.used_of(u, rc) + amount <= (
+            (inv[0] - inv[1]) * inv[5])
+
+    seeds = {u for rc, amount in needs.min_amounts.items()
+             for u in cloud.providers if has_room(u, rc, amount)}
     if needs.positive_filter_providers:
         seeds |= {u for u in cloud.providers
                   if cloud.traits[u] & needs.traits
@@ -305,6 +305,17 @@ def sql_slice(cloud, needs):
     anchor_rows = [(u, a) for u in sorted(seeds) if cloud.is_sharing(u)
                    for a in cloud.sharing_anchors(u)]
     roots = {cloud.root(u) for u in seeds} | {a for _, a in anchor_rows}
+    # Step 6: of those, only trees with room for every class, in one of
+    # their providers or in some sharing provider; the sharing seeds'
+    # own trees stay (they come with the trees they serve).
+    sharing = [u for u in cloud.providers if cloud.is_sharing(u)]
+
+    def room_for_every_class(root):
+        tree = [u for u in cloud.providers if cloud.root(u) == root]
+        return all(any(has_room(u, rc, amount) for u in tree + sharing)
+                   for rc, amount in needs.min_amounts.items())
+    roots = ({r for r in roots if room_for_every_class(r)}
+             | {cloud.root(u) for u in seeds if cloud.is_sharing(u)})
     in_tree = {cloud.root(u) for u in needs.in_tree if u in cloud.parent}
     narrowings = [(wanted, held) for wanted, held in (
         (needs.tree_aggregates, cloud.aggs), (needs.tree_traits, cloud.traits))
