@@ -44,6 +44,34 @@ CORS_DEFAULTS = {
 }
 
 
+# Responses from this size on free what they were built from after they
+# are sent (SentBody); smaller ones cost little to free.
+HOLD_BYTES = 64 * 1024
+
+
+class SentBody:
+    """A response's bytes, holding the objects the answer was built from
+    until the server has sent them and calls ``close()`` (PEP 3333; both
+    granian and gunicorn call it after the last byte is written).
+
+    Freeing a large answer -- the body's dicts and the snapshot's
+    objects, some hundred thousand of them for 2,600 candidates -- took
+    about 1.5 ms of the request's time; the client no longer waits for
+    it. The work is the same, done after the response."""
+
+    __slots__ = ('payload', 'held')
+
+    def __init__(self, payload, held):
+        self.payload = payload
+        self.held = held
+
+    def __iter__(self):
+        return iter((self.payload,))
+
+    def close(self):
+        self.payload = self.held = None
+
+
 class Router:
     """Matches PATH_INFO against the route table."""
 
@@ -184,7 +212,9 @@ class PlacementApp:
             headers.append(_JSON_HEADERS)
         headers.append(('Content-Length', str(len(payload))))
         start_response(_REASONS[resp.status], headers)
-        return [payload]
+        if len(payload) < HOLD_BYTES:
+            return [payload]
+        return SentBody(payload, (resp.body, resp.held))
 
 
 def request_id_middleware(app):

@@ -73,9 +73,12 @@ def validate(data, schema, template, formats=_BODY_FORMATS):
 
 
 class Response:
-    """What a handler returns: status, optional JSON body, headers."""
+    """What a handler returns: status, optional JSON body, headers, and
+    ``held``: objects the answer was built from, to free only once it
+    is sent (see app.SentBody)."""
 
-    __slots__ = ('status', 'body', 'headers', 'vary', 'version_header')
+    __slots__ = ('status', 'body', 'headers', 'vary', 'version_header',
+                 'held')
 
     def __init__(self, status=200, body=None, headers=None):
         self.status = status
@@ -83,6 +86,7 @@ class Response:
         self.headers = headers or []
         self.vary = True
         self.version_header = True
+        self.held = None
 
 
 def http_date(when):

@@ -634,6 +634,51 @@ class TestWindowsSkipFilledHosts(AppTestCase):
             [r['allocations'] for r in body['allocation_requests']])
 
 
+class TestAnswerFreedAfterSending(AppTestCase):
+    """A large answer's objects outlive the call of the application
+    until the server, having sent the bytes, closes the response."""
+
+    def setUp(self):
+        super().setUp()
+        parent = {props.rp_uuid(i): None for i in range(3)}
+        cloud = candidate_oracle.Cloud(
+            parent, {u: {'VCPU': (4, 0, 1, 4, 1, 1.0)} for u in parent},
+            {}, {u: set() for u in parent}, {u: set() for u in parent})
+        write_cloud(self.db, cloud)
+
+    def call(self):
+        environ = webob.Request.blank(
+            '/allocation_candidates?resources=VCPU:1',
+            headers={'x-auth-token': 'admin',
+                     'openstack-api-version': 'placement 1.39'}).environ
+        statuses = []
+        sent = self.app(environ, lambda status, headers, exc_info=None:
+                        statuses.append(status))
+        self.assertEqual(['200 OK'], statuses)
+        return sent
+
+    def test_large_answer_holds_its_snapshot_until_closed(self):
+        self.patch(app_mod, 'HOLD_BYTES', 1)
+        sent = self.call()
+        self.assertIsInstance(sent, app_mod.SentBody)
+        body = orjson.loads(b''.join(sent))
+        self.assertEqual(3, len(body['allocation_requests']))
+        held_body, held = sent.held
+        self.assertEqual(body, held_body)
+        snaps, result = held
+        self.assertEqual(set(body['provider_summaries']),
+                         set(snaps[-1].providers))
+        self.assertEqual(3, len(result.candidates))
+        sent.close()
+        self.assertIsNone(sent.held)
+
+    def test_small_answer_is_sent_as_is(self):
+        sent = self.call()
+        self.assertIsInstance(sent, list)
+        self.assertEqual(3, len(orjson.loads(b''.join(sent))[
+            'allocation_requests']))
+
+
 class TestSummaryOrder(AppTestCase):
 
     def test_classes_in_class_id_order_whatever_the_read(self):

@@ -17,11 +17,15 @@ def list_candidates(req):
     # Parsing is pure: a bad query costs no database round trip.
     request = request_groups.parse_candidate_request(list(req.GET.items()),
                                                      req.version)
+    # What the answer is built from is freed once it is sent.
+    held = []
     with req.db.read() as conn:
         body = candidate_api.answer_in_windows(
             request, _reader(conn, request),
-            search_options(req.app.conf.placement))
-    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
+            search_options(req.app.conf.placement), held)
+    resp = wsgi.Response(200, body)
+    resp.held = held
+    return wsgi.cached(req, resp, tables.utcnow())
 
 
 def _reader(conn, request):

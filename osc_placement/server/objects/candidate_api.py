@@ -52,9 +52,11 @@ WHOLE_READ_SHARE = 1 / 3
 
 
 def answer_in_windows(request, reader,
-                      options=candidate_search.SearchOptions()):
+                      options=candidate_search.SearchOptions(), held=None):
     """Like ``answer``, reading the slice through ``reader`` (a
-    candidate_fetch.SliceReader) a window of trees at a time.
+    candidate_fetch.SliceReader) a window of trees at a time. ``held``,
+    a list if given, receives the snapshots and search results, for the
+    caller to free once the response is sent.
 
     When only the first N candidates are wanted, the first trees that
     hold N candidates are as good an answer as any: every candidate lies
@@ -76,14 +78,16 @@ def answer_in_windows(request, reader,
         if reader.whole or len(found) >= wanted:
             break
         count = next_window(wanted, len(found), reader.read, count)
-    if len(snaps) == 1:
-        return candidate_response.allocation_candidates_body(
-            result, request, snaps[0])
-    snap = candidate_search.merge_snapshots(snaps)
-    result = candidate_search.result_of(snap, request,
-                                        list(found)[:wanted], options)
+    if len(snaps) > 1:
+        # The windows' merged snapshot goes last: the body's, as the
+        # only window's is.
+        snaps.append(candidate_search.merge_snapshots(snaps))
+        result = candidate_search.result_of(snaps[-1], request,
+                                            list(found)[:wanted], options)
+    if held is not None:
+        held.extend((snaps, result))
     return candidate_response.allocation_candidates_body(result, request,
-                                                         snap)
+                                                         snaps[-1])
 
 
 def first_window(wanted):
