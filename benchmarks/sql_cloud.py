@@ -23,6 +23,7 @@ from benchmarks import candidates
 from benchmarks import cloud as cloud_builder
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
+from osc_placement.server.db import structure
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class
@@ -111,6 +112,8 @@ def write(engine, specs, batches):
                      _inventory_rows(specs, ids))
         _link_rows(conn, specs, ids)
         _consumer_rows(conn, batches, ids)
+        # A server already running must not keep the structure it read.
+        structure.commit_version(conn)
     if engine.dialect.name == 'postgresql':
         # Explicit ids leave the sequence behind; and give the planner
         # fresh statistics, as autovacuum would shortly.

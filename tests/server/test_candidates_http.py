@@ -21,6 +21,7 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.objects import candidate_api
@@ -96,6 +97,22 @@ def _provider_rows(conn, cloud, uuid, rp_id, trait_ids, agg_ids):
     for agg in cloud.aggs[uuid]:
         conn.execute(tables.resource_provider_aggregates.insert().values(
             resource_provider_id=rp_id, aggregate_id=agg_ids[agg]))
+
+
+def _rewrite_usage(db, cloud):
+    """Replace every allocation with ``cloud.used``, as claims would:
+    allocations and usage totals only."""
+    with db.write() as conn:
+        conn.execute(tables.allocations.delete())
+        conn.execute(tables.usage_totals.delete())
+        rp = tables.resource_providers
+        ids = dict(conn.execute(sa.select(rp.c.uuid, rp.c.id)).all())
+        usage_totals.insert_allocations(conn, [
+            {'resource_provider_id': ids[uuid], 'consumer_id': 'c-' + rc,
+             'resource_class_id': resource_class.STANDARD_IDS[rc],
+             'used': used}
+            for uuid, classes in cloud.used.items()
+            for rc, used in classes.items() if used])
 
 
 def get_candidates(app, version, pairs):
@@ -185,6 +202,41 @@ class TestEndpointMatchesOracle(AppTestCase):
         # Candidates differing only in mappings look alike before 1.34.
         self.assertEqual(len(expected), len(body['allocation_requests']))
         self.assertEqual(oracle_keys(expected, version), got)
+        self.assertEqual(summarised, set(body['provider_summaries']))
+        self._check_summaries(cloud, request, body['provider_summaries'])
+
+    @SETTINGS
+    @hypothesis.given(props.clouds(), st.data())
+    def test_new_usage_answered_from_the_kept_structure(self, cloud, data):
+        """A request without limit and not narrowed reads every tree, and
+        the worker keeps their structure. Claims then change the usage, not the structure
+        version, so the next request is answered from the kept structure
+        with the new usage: the oracle's answer for the cloud as it is
+        then."""
+        version, pairs, _, _ = drawn_example(self.db, cloud, data)
+        pairs = [(key, value) for key, value in pairs if key != 'limit']
+        request = parsed_or_rejected(pairs, version)
+        reads = []
+        read = candidate_fetch._read_every_tree
+        self.patch(candidate_fetch, '_read_every_tree',
+                   lambda *args: reads.append(args) or read(*args))
+        self.assertEqual(200, get_candidates(self.app, version, pairs)[0])
+        # Narrowed requests (member_of, in_tree, required traits) read
+        # windows of trees, not every tree: nothing is kept for them.
+        whole = len(reads)
+        cloud.used = {uuid: {rc: data.draw(props.USED) for rc in classes}
+                      for uuid, classes in cloud.inventory.items()}
+        with self.db.read() as conn:
+            before = structure.read_version(conn)
+        _rewrite_usage(self.db, cloud)
+        with self.db.read() as conn:
+            self.assertEqual(before, structure.read_version(conn))
+        status, body = get_candidates(self.app, version, pairs)
+        self.assertEqual(200, status, body)
+        self.assertEqual(whole, len(reads))
+        expected, summarised = candidate_oracle.oracle(cloud, request)
+        self.assertEqual(oracle_keys(expected, version),
+                         candidate_keys(body, version))
         self.assertEqual(summarised, set(body['provider_summaries']))
         self._check_summaries(cloud, request, body['provider_summaries'])
 

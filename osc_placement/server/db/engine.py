@@ -6,7 +6,8 @@ its statements without one: see ``Database``). On SQLite a write takes
 the lock up front (``BEGIN IMMEDIATE``) so concurrent writers queue on the
 busy timeout instead of failing mid-way. ``db.run_write(fn)`` re-runs a whole
 write from the start when it raises ``Retry`` (a lost generation race, a
-deadlock), in a fresh transaction.
+deadlock), in a fresh transaction. A write that changed the providers'
+structure sets a new structure version as it commits (db/structure.py).
 """
 
 import contextlib
@@ -16,6 +17,8 @@ import time
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import pool
+
+from osc_placement.server.db import structure
 
 _WRITE = 'placement_write'
 # MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
@@ -121,6 +124,7 @@ def create_engine(url, db_conf=None):
     else:
         engine = _postgresql_engine(url, db_conf)
     _ping_idle_connections(engine)
+    structure.watch(engine)
     return engine
 
 
@@ -214,7 +218,9 @@ class Database:
         with self._lock, self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE: True})
             with conn.begin():
+                structure.begin_watching(conn)
                 yield conn
+                structure.commit_version(conn)
 
     def run_write(self, fn, *args, retries=None):
         """Run ``fn(conn, *args)`` in one write transaction, re-running it

@@ -86,6 +86,17 @@ usage_totals = sa.Table(
               autoincrement=False),
     sa.Column('used', sa.Integer, nullable=False))
 
+# One row: a token that changes in every transaction that changes what the
+# candidate search reads besides usage (providers, their trees,
+# inventories, traits, aggregates, class names). A worker may keep that
+# structure between requests while the token it read it under stands; see
+# db/structure.py. A random token rather than a counter, so that a
+# database re-created or restored never repeats one a worker has seen.
+provider_structure = sa.Table(
+    'provider_structure', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column('version', sa.String(32), nullable=False))
+
 placement_aggregates = sa.Table(
     'placement_aggregates', metadata,
     sa.Column('id', sa.Integer, primary_key=True),

@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import resource_class
@@ -245,7 +246,8 @@ def _bump_providers(conn, providers):
                                 _RP.c.generation == p['generation'])
                         for p in ordered]))
         .values(generation=_RP.c.generation + 1,
-                updated_at=tables.utcnow()))
+                updated_at=tables.utcnow())
+        .execution_options(**{structure.UNCHANGED: True}))
     if result.rowcount != len(ordered):
         raise db_engine.Retry()
 
@@ -377,7 +379,9 @@ def _typed_arrays(**types):
 # they were four round trips, each made while holding the providers'
 # locks (so each delayed every writer queued behind), and this runs
 # whenever a scheduler claims a host. The swap's count comes back, to be
-# checked before commit as _bump_providers checks its own.
+# checked before commit as _bump_providers checks its own. It changes no
+# provider structure, though it names resource_providers
+# (db/structure.py).
 _ADD_NEW_CONSUMERS = sa.text("""
 WITH bumped AS (
     UPDATE resource_providers AS rp
@@ -416,7 +420,8 @@ SELECT count(*) FROM bumped
                    allocation_providers=sa.Integer,
                    allocation_classes=sa.Integer,
                    allocation_used=sa.Integer, usage_providers=sa.Integer,
-                   usage_classes=sa.Integer, usage_deltas=sa.Integer))
+                   usage_classes=sa.Integer, usage_deltas=sa.Integer)
+).execution_options(**{structure.UNCHANGED: True})
 
 
 def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):

@@ -37,6 +37,7 @@ import weakref
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import resource_class
@@ -540,36 +541,42 @@ def _every_tree_statements(dialect):
     return texts
 
 
-def _read_every_tree_pipelined(conn):
-    """{tag: rows} of the four parts over every provider, read through
-    psycopg in one round trip: a pipeline of four prepared statements
-    whose results come in binary.
+def _read_pipelined(conn, texts):
+    """The rows of each statement text, read through psycopg in one round
+    trip: a pipeline of prepared statements whose results come in binary.
 
-    Each part is its own result with its own columns, which the driver
-    converts faster than the padded rows of one UNION. Binary results
-    spare it parsing the digits of some 30,000 numbers, and prepared
-    statements spare the server planning them each time. Measured for
-    1,000 compute nodes, interleaved: 5.0 ms against 6.3 for the same
-    four statements sent as one script of text results.
+    Each part of the read of every tree is its own result with its own
+    columns, which the driver converts faster than the padded rows of one
+    UNION. Binary results spare it parsing the digits of some 30,000
+    numbers, and prepared statements spare the server planning them each
+    time. Measured for 1,000 compute nodes, interleaved: 5.0 ms against
+    6.3 for the same four statements sent as one script of text results.
 
     A psycopg error is raised as SQLAlchemy's, so callers see the same
     exceptions as from any other statement, and a connection the error
     broke is dropped from the pool."""
     raw = conn.connection.driver_connection
-    texts = _every_tree_statements(conn.dialect)
     try:
         with raw.pipeline():
             cursors = [raw.cursor(binary=True) for _ in texts]
             for cursor, text in zip(cursors, texts):
                 cursor.execute(text, prepare=True)
-        return {tag: cursor.fetchall() for tag, cursor in zip(_SLOTS,
-                                                              cursors)}
+        return [cursor.fetchall() for cursor in cursors]
     except conn.dialect.loaded_dbapi.Error as exc:
         if raw.broken:
             conn.invalidate(exc)
         raise sa.exc.DBAPIError.instance(
             '; '.join(texts), None, exc,
             conn.dialect.loaded_dbapi.Error) from exc
+
+
+def _read_every_tree_pipelined(conn):
+    """{tag: rows} of the four parts over every provider, and the
+    structure version read before them, in one round trip."""
+    texts = (_kept_texts(conn.dialect)[0],) + _every_tree_statements(
+        conn.dialect)
+    version, *parts = _read_pipelined(conn, texts)
+    return _version_of(version), dict(zip(_SLOTS, parts))
 
 
 # --------------------------------------------------------------------------
@@ -727,7 +734,7 @@ def _load_trees(conn, dialect, root_ids, anchors):
     parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
     return _snapshot(
-        parts, uuid_of, conn,
+        parts, uuid_of, _inventory_fields(parts[_INVENTORY], uuid_of, conn),
         # Anchors outside the window are left out: the search must not
         # walk a tree it has not loaded.
         lambda snap: candidate_search.group_pairs(
@@ -736,14 +743,105 @@ def _load_trees(conn, dialect, root_ids, anchors):
 
 
 def _load_every_tree(conn, dialect):
+    """The Snapshot of every tree: the structure this worker kept from an
+    earlier read with this read's usage if the structure version has not
+    changed since, else a read of everything, kept for the next time."""
+    kept = _kept.get(conn.engine)
+    if kept is not None:
+        version, usage = _read_version_and_usage(conn)
+        if version == kept.version:
+            return kept.snapshot(usage)
+    return _read_every_tree(conn, dialect)
+
+
+def _read_every_tree(conn, dialect):
     if conn.dialect.driver == 'psycopg':
-        parts = _read_every_tree_pipelined(conn)
+        version, parts = _read_every_tree_pipelined(conn)
     else:
+        # Read first: a structure changed after it is re-read next time,
+        # never kept under a version it does not belong to.
+        version = structure.read_version(conn)
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))
+    uuid_of = _uuids(parts[_PROVIDER])
+    fields = _inventory_fields(parts[_INVENTORY], uuid_of, conn)
     # Every provider is loaded, so every sharing provider's peers are.
-    return _snapshot(parts, _uuids(parts[_PROVIDER]), conn,
+    snap = _snapshot(parts, uuid_of, fields,
                      candidate_search.compute_anchors)
+    if version is not None:
+        _kept[conn.engine] = _KeptStructure(version, snap, fields)
+    return snap
+
+
+# --------------------------------------------------------------------------
+# The structure kept between reads of every tree
+
+# engine -> the _KeptStructure of this worker's last read of every tree
+_kept = weakref.WeakKeyDictionary()
+
+_USAGE_READ = sa.select(_USAGE.c.resource_provider_id,
+                        _USAGE.c.resource_class_id, _USAGE.c.used)
+_KEPT_TEXTS = {}
+
+
+def _kept_texts(dialect):
+    """The texts of the structure version's and the usage's reads."""
+    texts = _KEPT_TEXTS.get(dialect.name)
+    if texts is None:
+        texts = _KEPT_TEXTS[dialect.name] = tuple(
+            str(query.compile(dialect=dialect,
+                              compile_kwargs={'literal_binds': True}))
+            for query in (structure.READ_VERSION, _USAGE_READ))
+    return texts
+
+
+def _version_of(rows):
+    return rows[0][0] if rows else None
+
+
+def _read_version_and_usage(conn):
+    """The structure version, then every (provider id, class id, used)."""
+    if conn.dialect.driver == 'psycopg':
+        version, usage = _read_pipelined(conn, _kept_texts(conn.dialect))
+        return _version_of(version), usage
+    version = structure.read_version(conn)
+    return version, _driver_rows(conn.execute(_USAGE_READ))
+
+
+class _KeptStructure:
+    """What a read of every tree found besides usage, under one structure
+    version: the snapshot's providers, traits, aggregates and anchors,
+    and each inventory's own fields (see _inventory_fields), from which a
+    later read's inventories are built with that read's usage.
+
+    Its snapshot parts are shared by the snapshots of every request
+    answered from it, on every thread: nothing changes a Snapshot once
+    built. An Inventory is rebuilt only when its usage changed since the
+    last request that built it; most are the same from claim to claim."""
+
+    def __init__(self, version, snap, fields):
+        self.version = version
+        self.snap = snap
+        self.fields = fields
+        self.built = {key: snap.inventories[uuid][name]
+                      for uuid, entries in fields
+                      for name, key, _, _ in entries}
+
+    def snapshot(self, usage_rows):
+        used_of = {(rp_id, class_id): used
+                   for rp_id, class_id, used in usage_rows}.get
+        built = self.built
+        inventory = candidate_search.Inventory
+        inventories = {}
+        for uuid, entries in self.fields:
+            invs = inventories[uuid] = {}
+            for name, key, own, _ in entries:
+                used = used_of(key, 0)
+                inv = built.get(key)
+                if inv is None or inv.used != used:
+                    inv = built[key] = inventory(*own, used)
+                invs[name] = inv
+        return dataclasses.replace(self.snap, inventories=inventories)
 
 
 def _driver_rows(result):
@@ -759,12 +857,13 @@ def _uuids(providers):
     return {row[0]: row[3] for row in providers}
 
 
-def _snapshot(parts, uuid_of, conn, anchors_of):
-    """The Snapshot of the four parts' rows; ``anchors_of`` gives its
-    anchors from the snapshot without them."""
+def _snapshot(parts, uuid_of, fields, anchors_of):
+    """The Snapshot of the four parts' rows, the inventories' from their
+    ``fields``; ``anchors_of`` gives its anchors from the snapshot
+    without them."""
     snap = candidate_search.Snapshot(
         providers=_providers(parts[_PROVIDER], uuid_of),
-        inventories=_inventories(parts[_INVENTORY], uuid_of, conn),
+        inventories=_inventories(fields),
         traits=_grouped(parts[_TRAIT], uuid_of),
         aggregates=_grouped(parts[_AGGREGATE], uuid_of))
     return dataclasses.replace(snap, anchors=anchors_of(snap))
@@ -777,20 +876,31 @@ def _providers(rows, uuid_of):
             for _, parent, root, uuid in rows}
 
 
-def _inventories(rows, uuid_of, conn):
+def _inventory_fields(rows, uuid_of, conn):
+    """[(provider uuid, [(class name, (provider id, class id), fields,
+    used)])] of the inventory part's rows, ``fields`` the six Inventory
+    takes before ``used``.
+
+    Rows of a provider created after the trees were chosen are dropped:
+    the snapshot must hold whole trees it knows the shape of. Sorted, so
+    that summaries list a provider's classes in class id order whatever
+    order the database's plan returned them in."""
     names = resource_class.names_for(conn, {row[1] for row in rows})
-    inventory = candidate_search.Inventory
-    inventories = collections.defaultdict(dict)
-    # Rows of a provider created after the trees were chosen are dropped:
-    # the snapshot must hold whole trees it knows the shape of. Sorted, so
-    # that summaries list a provider's classes in class id order whatever
-    # order the database's plan returned them in.
+    by_provider = collections.defaultdict(list)
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
          ratio) in sorted(rows, key=operator.itemgetter(0, 1)):
         if rp_id in uuid_of and rc in names:
-            inventories[uuid_of[rp_id]][names[rc]] = inventory(
-                total, reserved, min_unit, max_unit, step, ratio, used)
-    return dict(inventories)
+            by_provider[uuid_of[rp_id]].append((
+                names[rc], (rp_id, rc),
+                (total, reserved, min_unit, max_unit, step, ratio), used))
+    return list(by_provider.items())
+
+
+def _inventories(fields):
+    inventory = candidate_search.Inventory
+    return {uuid: {name: inventory(*own, used)
+                   for name, _, own, used in entries}
+            for uuid, entries in fields}
 
 
 def _grouped(rows, uuid_of):

@@ -2,9 +2,13 @@
 
 
 from osc_placement.server import errors
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 
 _RP = tables.resource_providers
+# A generation is not part of what the candidate search keeps, so its
+# bump alone does not change the structure version (db/structure.py).
+_NOT_STRUCTURE = {structure.UNCHANGED: True}
 
 
 class GenerationConflict(errors.Conflict):
@@ -19,7 +23,8 @@ def bump(conn, provider_id, expected, conflict=GenerationConflict):
     result = conn.execute(
         _RP.update()
         .where(_RP.c.id == provider_id, _RP.c.generation == expected)
-        .values(generation=expected + 1, updated_at=tables.utcnow()))
+        .values(generation=expected + 1, updated_at=tables.utcnow())
+        .execution_options(**_NOT_STRUCTURE))
     if result.rowcount != 1:
         raise conflict()
     return expected + 1
@@ -31,7 +36,8 @@ def bump_many(conn, provider_ids):
         conn.execute(
             _RP.update().where(_RP.c.id.in_(sorted(provider_ids)))
             .values(generation=_RP.c.generation + 1,
-                    updated_at=tables.utcnow()))
+                    updated_at=tables.utcnow())
+            .execution_options(**_NOT_STRUCTURE))
 
 
 def check(provider, given, conflict=GenerationConflict):

@@ -1,0 +1,347 @@
+"""The structure a worker keeps between reads of every tree
+(objects/candidate_fetch.py) and the version that tells it when to read
+it again (db/structure.py).
+
+Every change goes through the API, as a client's would, and each answer
+given from a kept structure must equal the answer of a worker that keeps
+nothing. Runs on whichever database OSC_PLACEMENT_TEST_DB_URL names
+(SQLite by default).
+"""
+
+import uuid as uuidlib
+
+import orjson
+import sqlalchemy as sa
+import testtools
+import webob
+
+from osc_placement.server import app as app_mod
+from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import structure
+from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_fetch
+from tests.server import fixtures
+from tests.server import test_candidates_http as http
+
+SHARING = 'MISC_SHARES_VIA_AGGREGATE'
+AGG = str(uuidlib.uuid4())
+# No limit: every tree is read, the read whose structure is kept.
+QUERY = [('resources', 'VCPU:1,DISK_GB:10')]
+
+
+def call(app, method, path, body=None, version='1.39'):
+    req = webob.Request.blank(
+        path, method=method,
+        headers={'x-auth-token': 'admin',
+                 'openstack-api-version': 'placement ' + version})
+    if body is not None:
+        req.body = orjson.dumps(body)
+        req.content_type = 'application/json'
+    resp = req.get_response(app)
+    return resp.status_int, (orjson.loads(resp.body) if resp.body else None)
+
+
+class CloudTestCase(http.AppTestCase):
+    """Two compute nodes and a shared disk: cn1 and the disk in one
+    aggregate, cn2 with its own disk, cn3 with none (no candidate)."""
+
+    def setUp(self):
+        super().setUp()
+        # Legacy policy defaults: the reshaper is then the admin's too.
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            fixtures._state['url'], sync_on_startup=False,
+            enforce_new_defaults=False), db=self.db)
+        fixtures.reset_database(self.db)
+        self.uuids = {}
+        for name, inventory in (('cn1', {'VCPU': 4}),
+                                ('cn2', {'VCPU': 4, 'DISK_GB': 100}),
+                                ('cn3', {'VCPU': 4}),
+                                ('disk', {'DISK_GB': 1000})):
+            self.uuids[name] = self.provider(name, inventory)
+        self.ok(call(self.app, 'PUT', self.traits_path('disk'), {
+            'traits': [SHARING], 'resource_provider_generation':
+                self.generation('disk')}))
+        for name in ('cn1', 'disk'):
+            self.set_aggregates(name, [AGG])
+        self.reads = self.count_structure_reads()
+
+    def ok(self, response, expected=200):
+        status, body = response
+        self.assertEqual(expected, status, body)
+        return body
+
+    def provider(self, name, inventory, parent=None):
+        uuid = str(uuidlib.uuid4())
+        body = {'name': name, 'uuid': uuid}
+        if parent:
+            body['parent_provider_uuid'] = self.uuids[parent]
+        self.ok(call(self.app, 'POST', '/resource_providers', body))
+        self.uuids[name] = uuid
+        self.set_inventory(name, inventory)
+        return uuid
+
+    def generation(self, name):
+        return self.ok(call(self.app, 'GET', '/resource_providers/%s'
+                            % self.uuids[name]))['generation']
+
+    def set_inventory(self, name, totals):
+        self.ok(call(self.app, 'PUT', '/resource_providers/%s/inventories'
+                     % self.uuids[name], {
+                         'resource_provider_generation':
+                             self.generation(name),
+                         'inventories': {rc: {'total': total}
+                                         for rc, total in totals.items()}}))
+
+    def set_aggregates(self, name, aggregates):
+        self.ok(call(self.app, 'PUT', '/resource_providers/%s/aggregates'
+                     % self.uuids[name], {
+                         'aggregates': aggregates,
+                         'resource_provider_generation':
+                             self.generation(name)}))
+
+    def traits_path(self, name):
+        return '/resource_providers/%s/traits' % self.uuids[name]
+
+    def claim(self, name, resources):
+        consumer = str(uuidlib.uuid4())
+        self.ok(call(self.app, 'PUT', '/allocations/' + consumer, {
+            'allocations': {self.uuids[name]: {'resources': resources}},
+            'project_id': str(uuidlib.uuid4()),
+            'user_id': str(uuidlib.uuid4()),
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'}), 204)
+        return consumer
+
+    def count_structure_reads(self):
+        calls = []
+        read = candidate_fetch._read_every_tree
+
+        def counted(*args):
+            calls.append(args)
+            return read(*args)
+        self.patch(candidate_fetch, '_read_every_tree', counted)
+        return calls
+
+    def answer(self):
+        status, body = http.get_candidates(self.app, (1, 39), QUERY)
+        self.assertEqual(200, status, body)
+        return body
+
+    def answer_keeping_nothing(self):
+        candidate_fetch._kept.clear()
+        return self.answer()
+
+    def hosts(self, body):
+        """The compute nodes the candidates use, by name."""
+        names = {uuid: name for name, uuid in self.uuids.items()}
+        return sorted({names[uuid] for request in body['allocation_requests']
+                       for uuid in request['allocations']} - {'disk'})
+
+    def version(self):
+        with self.db.read() as conn:
+            return structure.read_version(conn)
+
+
+class TestKeptStructure(CloudTestCase):
+
+    def test_the_structure_is_read_once_while_it_stands(self):
+        first = self.answer()
+        self.assertEqual(['cn1', 'cn2'], self.hosts(first))
+        self.assertEqual(first, self.answer())
+        self.assertEqual(1, len(self.reads))
+
+    def test_claims_are_seen_without_reading_the_structure_again(self):
+        self.answer()
+        self.claim('cn1', {'VCPU': 3})
+        after = self.answer()
+        summary = after['provider_summaries'][self.uuids['cn1']]
+        self.assertEqual({'capacity': 4, 'used': 3},
+                         summary['resources']['VCPU'])
+        self.assertEqual(self.answer_keeping_nothing(), after)
+        self.claim('cn1', {'VCPU': 1})
+        self.assertEqual(['cn2'], self.hosts(self.answer()))
+        self.assertEqual(2, len(self.reads))  # one of them keeping nothing
+
+    def test_a_claim_removed_is_seen(self):
+        consumer = self.claim('cn2', {'VCPU': 4})
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+        self.ok(call(self.app, 'DELETE', '/allocations/' + consumer), 204)
+        self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
+        self.assertEqual(1, len(self.reads))
+
+    def test_claims_keep_the_version(self):
+        before = self.version()
+        self.claim('cn1', {'VCPU': 1})
+        self.claim('disk', {'DISK_GB': 10})
+        self.assertEqual(before, self.version())
+
+    def test_a_failed_structure_write_keeps_the_version(self):
+        before = self.version()
+        self.ok(call(self.app, 'PUT', '/resource_providers/%s/inventories'
+                     % self.uuids['cn3'], {
+                         'resource_provider_generation': 99,
+                         'inventories': {'VCPU': {'total': 8}}}), 409)
+        self.assertEqual(before, self.version())
+        self.set_inventory('cn3', {'VCPU': 8})
+        self.assertNotEqual(before, self.version())
+
+
+class TestEveryStructureChangeIsSeen(CloudTestCase):
+    """After each change the kept structure is read again: the answer is
+    what a worker keeping nothing gives, and differs from the one
+    before (so each case can fail)."""
+
+    def assert_seen(self, change):
+        before = self.answer()
+        self.assertEqual(1, len(self.reads))
+        change()
+        after = self.answer()
+        self.assertEqual(2, len(self.reads))
+        self.assertNotEqual(before, after)
+        self.assertEqual(self.answer_keeping_nothing(), after)
+        return after
+
+    def test_inventory_set(self):
+        after = self.assert_seen(
+            lambda: self.set_inventory('cn3', {'VCPU': 4, 'DISK_GB': 50}))
+        self.assertEqual(['cn1', 'cn2', 'cn3'], self.hosts(after))
+
+    def test_inventory_deleted(self):
+        after = self.assert_seen(lambda: self.ok(call(
+            self.app, 'DELETE', '/resource_providers/%s/inventories'
+            % self.uuids['cn2']), 204))
+        self.assertEqual(['cn1'], self.hosts(after))
+
+    def test_one_inventory_updated(self):
+        def change():
+            self.ok(call(self.app, 'PUT',
+                         '/resource_providers/%s/inventories/VCPU'
+                         % self.uuids['cn2'], {
+                             'resource_provider_generation':
+                                 self.generation('cn2'), 'total': 16}))
+        after = self.assert_seen(change)
+        self.assertEqual(16, after['provider_summaries'][self.uuids['cn2']][
+            'resources']['VCPU']['capacity'])
+
+    def test_traits_set(self):
+        def change():
+            self.ok(call(self.app, 'PUT', self.traits_path('cn2'), {
+                'traits': ['HW_CPU_X86_AVX2'],
+                'resource_provider_generation': self.generation('cn2')}))
+        after = self.assert_seen(change)
+        self.assertEqual(['HW_CPU_X86_AVX2'], after['provider_summaries'][
+            self.uuids['cn2']]['traits'])
+
+    def test_sharing_trait_removed(self):
+        after = self.assert_seen(lambda: self.ok(call(
+            self.app, 'DELETE', self.traits_path('disk')), 204))
+        self.assertEqual(['cn2'], self.hosts(after))
+
+    def test_aggregates_set(self):
+        after = self.assert_seen(lambda: self.set_aggregates('cn3', [AGG]))
+        self.assertEqual(['cn1', 'cn2', 'cn3'], self.hosts(after))
+
+    def test_provider_created(self):
+        after = self.assert_seen(lambda: self.provider(
+            'cn4', {'VCPU': 2, 'DISK_GB': 20}))
+        self.assertEqual(['cn1', 'cn2', 'cn4'], self.hosts(after))
+
+    def test_child_created(self):
+        after = self.assert_seen(lambda: self.provider(
+            'numa', {'VCPU': 2}, parent='cn2'))
+        self.assertEqual(['cn1', 'cn2', 'numa'], self.hosts(after))
+
+    def test_provider_deleted(self):
+        after = self.assert_seen(lambda: self.ok(call(
+            self.app, 'DELETE', '/resource_providers/%s'
+            % self.uuids['cn2']), 204))
+        self.assertEqual(['cn1'], self.hosts(after))
+
+    def test_provider_moved_under_another(self):
+        def change():
+            self.ok(call(self.app, 'PUT', '/resource_providers/%s'
+                         % self.uuids['cn3'], {
+                             'name': 'cn3',
+                             'parent_provider_uuid': self.uuids['cn2']}))
+        after = self.assert_seen(change)
+        summary = after['provider_summaries'][self.uuids['cn3']]
+        self.assertEqual(self.uuids['cn2'], summary['root_provider_uuid'])
+
+    def test_custom_class_renamed(self):
+        status, _ = call(self.app, 'POST', '/resource_classes',
+                         {'name': 'CUSTOM_GOLD'})
+        self.assertEqual(201, status)
+        self.set_inventory('cn2', {'VCPU': 4, 'DISK_GB': 100,
+                                   'CUSTOM_GOLD': 1})
+        after = self.assert_seen(lambda: self.ok(call(
+            self.app, 'PUT', '/resource_classes/CUSTOM_GOLD',
+            {'name': 'CUSTOM_SILVER'}, version='1.2')))
+        self.assertIn('CUSTOM_SILVER', after['provider_summaries'][
+            self.uuids['cn2']]['resources'])
+
+    def test_reshaped(self):
+        def change():
+            self.ok(call(self.app, 'POST', '/reshaper', {
+                'inventories': {self.uuids['cn2']: {
+                    'resource_provider_generation': self.generation('cn2'),
+                    'inventories': {'VCPU': {'total': 4}}}},
+                'allocations': {}}), 204)
+        after = self.assert_seen(change)
+        self.assertEqual(['cn1'], self.hosts(after))
+
+
+class TestWhatChangesTheStructure(testtools.TestCase):
+    """db/structure.changes_structure, statement by statement."""
+
+    def test_core_writes_by_table(self):
+        self.assertTrue(structure.changes_structure(
+            tables.inventories.insert()))
+        self.assertTrue(structure.changes_structure(
+            tables.resource_provider_traits.delete()))
+        self.assertFalse(structure.changes_structure(
+            tables.usage_totals.insert()))
+        self.assertFalse(structure.changes_structure(
+            tables.allocations.delete()))
+        self.assertFalse(structure.changes_structure(
+            sa.select(tables.inventories.c.id)))
+
+    def test_text_counts_when_it_names_a_structure_table(self):
+        self.assertTrue(structure.changes_structure(sa.text(
+            'UPDATE inventories SET total = 2')))
+        self.assertTrue(structure.changes_structure(
+            'delete from RESOURCE_PROVIDER_AGGREGATES'))
+        self.assertFalse(structure.changes_structure(sa.text(
+            'INSERT INTO consumers (uuid) VALUES (:u)')))
+        self.assertFalse(structure.changes_structure(
+            'SELECT id FROM resource_providers'))
+        self.assertFalse(structure.changes_structure('BEGIN IMMEDIATE'))
+
+
+class TestVersionRow(http.AppTestCase):
+
+    def test_one_random_version_after_migration(self):
+        with self.db.read() as conn:
+            rows = conn.execute(sa.select(
+                tables.provider_structure)).all()
+        self.assertEqual(1, len(rows))
+        self.assertEqual(1, rows[0].id)
+        self.assertEqual(32, len(rows[0].version))
+        int(rows[0].version, 16)
+
+    def test_without_the_row_nothing_is_kept(self):
+        """A database whose version row is gone (restored by hand, say)
+        is read whole every time rather than answered from a structure
+        that could be stale."""
+        with self.db.write() as conn:
+            conn.execute(tables.provider_structure.delete())
+        self.addCleanup(self._restore_row)
+        candidate_fetch._kept.clear()
+        for _ in range(2):
+            status, body = http.get_candidates(self.app, (1, 39),
+                                               [('resources', 'VCPU:1')])
+            self.assertEqual(200, status, body)
+            self.assertNotIn(self.db.engine, candidate_fetch._kept)
+
+    def _restore_row(self):
+        with self.db.write() as conn:
+            conn.execute(tables.provider_structure.insert().values(
+                id=1, version=uuidlib.uuid4().hex))
