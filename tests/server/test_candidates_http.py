@@ -209,10 +209,10 @@ class TestEndpointMatchesOracle(AppTestCase):
     @hypothesis.given(props.clouds(), st.data())
     def test_new_usage_answered_from_the_kept_structure(self, cloud, data):
         """A request without limit and not narrowed reads every tree, and
-        the worker keeps their structure. Claims then change the usage, not the structure
-        version, so the next request is answered from the kept structure
-        with the new usage: the oracle's answer for the cloud as it is
-        then."""
+        the worker keeps their structure. Claims then change the usage,
+        not the structure version, so the next request is answered from
+        the kept structure with the new usage: the oracle's answer for
+        the cloud as it is then."""
         version, pairs, _, _ = drawn_example(self.db, cloud, data)
         pairs = [(key, value) for key, value in pairs if key != 'limit']
         request = parsed_or_rejected(pairs, version)

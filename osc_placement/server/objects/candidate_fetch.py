@@ -734,7 +734,7 @@ def _load_trees(conn, dialect, root_ids, anchors):
     parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
     return _snapshot(
-        parts, uuid_of, _inventory_fields(parts[_INVENTORY], uuid_of, conn),
+        parts, uuid_of, _inventories(parts[_INVENTORY], uuid_of, conn),
         # Anchors outside the window are left out: the search must not
         # walk a tree it has not loaded.
         lambda snap: candidate_search.group_pairs(
@@ -766,7 +766,7 @@ def _read_every_tree(conn, dialect):
     uuid_of = _uuids(parts[_PROVIDER])
     fields = _inventory_fields(parts[_INVENTORY], uuid_of, conn)
     # Every provider is loaded, so every sharing provider's peers are.
-    snap = _snapshot(parts, uuid_of, fields,
+    snap = _snapshot(parts, uuid_of, _inventories_of(fields),
                      candidate_search.compute_anchors)
     if version is not None:
         _kept[conn.engine] = _KeptStructure(version, snap, fields)
@@ -857,13 +857,13 @@ def _uuids(providers):
     return {row[0]: row[3] for row in providers}
 
 
-def _snapshot(parts, uuid_of, fields, anchors_of):
-    """The Snapshot of the four parts' rows, the inventories' from their
-    ``fields``; ``anchors_of`` gives its anchors from the snapshot
-    without them."""
+def _snapshot(parts, uuid_of, inventories, anchors_of):
+    """The Snapshot of the four parts' rows, the inventory part's already
+    built as ``inventories``; ``anchors_of`` gives its anchors from the
+    snapshot without them."""
     snap = candidate_search.Snapshot(
         providers=_providers(parts[_PROVIDER], uuid_of),
-        inventories=_inventories(fields),
+        inventories=inventories,
         traits=_grouped(parts[_TRAIT], uuid_of),
         aggregates=_grouped(parts[_AGGREGATE], uuid_of))
     return dataclasses.replace(snap, anchors=anchors_of(snap))
@@ -876,27 +876,45 @@ def _providers(rows, uuid_of):
             for _, parent, root, uuid in rows}
 
 
-def _inventory_fields(rows, uuid_of, conn):
-    """[(provider uuid, [(class name, (provider id, class id), fields,
-    used)])] of the inventory part's rows, ``fields`` the six Inventory
-    takes before ``used``.
+def _known_inventory_rows(rows, uuid_of, conn):
+    """({class id: name}, the inventory part's rows worth keeping, sorted).
 
     Rows of a provider created after the trees were chosen are dropped:
     the snapshot must hold whole trees it knows the shape of. Sorted, so
     that summaries list a provider's classes in class id order whatever
     order the database's plan returned them in."""
     names = resource_class.names_for(conn, {row[1] for row in rows})
+    return names, [row for row in sorted(rows, key=operator.itemgetter(0, 1))
+                   if row[0] in uuid_of and row[1] in names]
+
+
+def _inventories(rows, uuid_of, conn):
+    """{provider uuid: {class name: Inventory}} of the inventory part."""
+    names, rows = _known_inventory_rows(rows, uuid_of, conn)
+    inventory = candidate_search.Inventory
+    inventories = collections.defaultdict(dict)
+    for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
+         ratio) in rows:
+        inventories[uuid_of[rp_id]][names[rc]] = inventory(
+            total, reserved, min_unit, max_unit, step, ratio, used)
+    return dict(inventories)
+
+
+def _inventory_fields(rows, uuid_of, conn):
+    """[(provider uuid, [(class name, (provider id, class id), fields,
+    used)])] of the inventory part, ``fields`` the six Inventory takes
+    before ``used``: what a _KeptStructure rebuilds inventories from."""
+    names, rows = _known_inventory_rows(rows, uuid_of, conn)
     by_provider = collections.defaultdict(list)
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-         ratio) in sorted(rows, key=operator.itemgetter(0, 1)):
-        if rp_id in uuid_of and rc in names:
-            by_provider[uuid_of[rp_id]].append((
-                names[rc], (rp_id, rc),
-                (total, reserved, min_unit, max_unit, step, ratio), used))
+         ratio) in rows:
+        by_provider[uuid_of[rp_id]].append((
+            names[rc], (rp_id, rc),
+            (total, reserved, min_unit, max_unit, step, ratio), used))
     return list(by_provider.items())
 
 
-def _inventories(fields):
+def _inventories_of(fields):
     inventory = candidate_search.Inventory
     return {uuid: {name: inventory(*own, used)
                    for name, _, own, used in entries}

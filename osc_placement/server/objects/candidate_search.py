@@ -128,6 +128,10 @@ class Snapshot:
                  provider that shares an aggregate with it (upstream's
                  anchors_for_sharing_providers); a sharing provider is one
                  whose traits include MISC_SHARES_VIA_AGGREGATE.
+    derived:     what the search works out from the providers, traits and
+                 anchors alone (the tree index), kept for the snapshots
+                 that share them: those a worker answers from one kept
+                 structure (candidate_fetch._KeptStructure).
 
     Trees are whole: every provider of a tree in the snapshot is in it
     (provider summaries list whole trees). Missing keys mean "none".
@@ -138,6 +142,8 @@ class Snapshot:
     traits: dict = dataclasses.field(default_factory=dict)
     aggregates: dict = dataclasses.field(default_factory=dict)
     anchors: dict = dataclasses.field(default_factory=dict)
+    derived: dict = dataclasses.field(default_factory=dict, compare=False,
+                                      repr=False)
 
     @classmethod
     def from_rows(cls, providers, inventories=(), traits=(), aggregates=(),
@@ -474,6 +480,15 @@ class _TreeIndex:
                     if anchor != snap.root(uuid):
                         self.served_by[anchor].append(uuid)
         self.anchors = sorted(set(self.members) | set(self.served_by))
+
+    @classmethod
+    def of(cls, snap):
+        """The snapshot's index, built once for the snapshots that share
+        its providers (see Snapshot.derived)."""
+        index = snap.derived.get(cls)
+        if index is None:
+            index = snap.derived[cls] = cls(snap)
+        return index
 
     def local_providers(self, anchor):
         return self.members.get(anchor, []) + self.served_by.get(anchor, [])
@@ -936,7 +951,7 @@ def _walk_is_small(levels):
 
 def _anchor_walks(snap, request):
     """Lazily, one generator of candidates per viable anchor root."""
-    index = _TreeIndex(snap)
+    index = _TreeIndex.of(snap)
     searches = [_GroupSearch(snap, group, index) for group in request.groups]
     anchor_ok = _root_filter(snap, request)
     demand = _demand(request.groups)
@@ -1023,7 +1038,7 @@ def _spread_walks(snap, request):
     """Per viable anchor, an iterator of provider tuples (one provider
     per class of ``_spread_classes``); the spread request's counterpart
     of _anchor_walks."""
-    index = _TreeIndex(snap)
+    index = _TreeIndex.of(snap)
     search = _GroupSearch(snap, request.groups[0], index,
                           providers_only=True)
     anchor_ok = _root_filter(snap, request)
