@@ -49,6 +49,12 @@ MARGIN = 1.25
 # A first window of at least this share of the cloud's trees reads them
 # all instead, in one read that costs less than the window's.
 WHOLE_READ_SHARE = 1 / 3
+# A cloud of at most this many trees is read whole by any request that
+# does not narrow its trees, whatever its limit. Each worker keeps the
+# trees' structure between such reads (candidate_fetch._KeptStructure),
+# so one costs a read of the usage totals: at 1,000 compute nodes less
+# than choosing and loading a scheduler's first window of trees.
+WHOLE_READ_TREES = 2000
 
 
 def answer_in_windows(request, reader,
@@ -67,8 +73,8 @@ def answer_in_windows(request, reader,
     sharing trees read twice, collapse)."""
     wanted = candidate_search.stop_after(request, options)
     count = None if wanted is None else first_window(wanted)
-    if count is not None and reader.reads_all_sooner(count,
-                                                     WHOLE_READ_SHARE):
+    if count is not None and reader.reads_all_sooner(
+            count, WHOLE_READ_SHARE, WHOLE_READ_TREES):
         count = None
     found, snaps = {}, []
     while True:

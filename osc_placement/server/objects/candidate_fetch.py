@@ -664,13 +664,17 @@ class SliceReader:
         return bool(self.in_tree or self.tree_aggregates is not None
                     or self.tree_traits is not None)
 
-    def reads_all_sooner(self, count, share):
+    def reads_all_sooner(self, count, share, trees_at_most):
         """Whether reading every tree costs less than a first window of
-        ``count`` trees: the request is not narrowed and ``count`` is at
-        least ``share`` of the cloud's trees. (Per tree, a window costs
-        the database about three times what a whole read does.)"""
-        return (not self.narrowed and self.after is None
-                and count >= share * _tree_count(self.conn))
+        ``count`` trees: the request is not narrowed, and the cloud has at
+        most ``trees_at_most`` trees or ``count`` is at least ``share`` of
+        them. (Per tree, a window costs the database about three times
+        what a whole read does; and a worker answers a whole read of a
+        structure it kept from usage totals alone.)"""
+        if self.narrowed or self.after is not None:
+            return False
+        trees = _tree_count(self.conn)
+        return trees <= trees_at_most or count >= share * trees
 
     def next_window(self, count=None):
         if count is None and self.after is None and not self.narrowed:
@@ -779,9 +783,17 @@ def _read_every_tree(conn, dialect):
 # engine -> the _KeptStructure of this worker's last read of every tree
 _kept = weakref.WeakKeyDictionary()
 
-_USAGE_READ = sa.select(_USAGE.c.resource_provider_id,
-                        _USAGE.c.resource_class_id, _USAGE.c.used)
+# A usage total's key: provider id and class id as one integer, which
+# the driver hands over as is and a dict hashes fastest (ids are 32-bit).
+_KEY_SHIFT = 2 ** 32
+_USAGE_READ = sa.select(
+    _USAGE.c.resource_provider_id * sa.literal(_KEY_SHIFT, sa.BigInteger)
+    + _USAGE.c.resource_class_id, _USAGE.c.used)
 _KEPT_TEXTS = {}
+
+
+def _usage_key(provider_id, class_id):
+    return provider_id * _KEY_SHIFT + class_id
 
 
 def _kept_texts(dialect):
@@ -800,7 +812,7 @@ def _version_of(rows):
 
 
 def _read_version_and_usage(conn):
-    """The structure version, then every (provider id, class id, used)."""
+    """The structure version, then every (usage key, used)."""
     if conn.dialect.driver == 'psycopg':
         version, usage = _read_pipelined(conn, _kept_texts(conn.dialect))
         return _version_of(version), usage
@@ -816,32 +828,61 @@ class _KeptStructure:
 
     Its snapshot parts are shared by the snapshots of every request
     answered from it, on every thread: nothing changes a Snapshot once
-    built. An Inventory is rebuilt only when its usage changed since the
-    last request that built it; most are the same from claim to claim."""
+    built. Each request starts from the usage and inventories of the
+    last one answered and rebuilds only the providers whose usage changed
+    since: from claim to claim, a few of a thousand."""
 
     def __init__(self, version, snap, fields):
         self.version = version
         self.snap = snap
-        self.fields = fields
-        self.built = {key: snap.inventories[uuid][name]
-                      for uuid, entries in fields
-                      for name, key, _, _ in entries}
+        # usage key -> (provider uuid, class name, fields)
+        self.entries = {key: (uuid, name, own)
+                        for uuid, entries in fields
+                        for name, key, own, _ in entries}
+        used = {key: used for _, entries in fields
+                for _, key, _, used in entries}
+        # The usage and inventories of the last request, as one tuple so
+        # that a thread reads both of the same request.
+        self.last = (used, snap.inventories)
 
     def snapshot(self, usage_rows):
-        used_of = {(rp_id, class_id): used
-                   for rp_id, class_id, used in usage_rows}.get
-        built = self.built
-        inventory = candidate_search.Inventory
-        inventories = {}
-        for uuid, entries in self.fields:
-            invs = inventories[uuid] = {}
-            for name, key, own, _ in entries:
-                used = used_of(key, 0)
-                inv = built.get(key)
-                if inv is None or inv.used != used:
-                    inv = built[key] = inventory(*own, used)
-                invs[name] = inv
+        """The kept snapshot with the inventories of this usage: every
+        (usage key, used) there is, none for nothing used."""
+        used = dict(usage_rows)
+        last_used, last_inventories = self.last
+        if used == last_used:
+            return dataclasses.replace(self.snap,
+                                       inventories=last_inventories)
+        was = last_used.get
+        changed = {key for key, amount in used.items()
+                   if was(key, 0) != amount}
+        changed.update(key for key in last_used.keys() - used.keys()
+                       if last_used[key])
+        inventories = self._rebuilt(last_inventories, changed, used)
+        self.last = (used, inventories)
         return dataclasses.replace(self.snap, inventories=inventories)
+
+    def _rebuilt(self, inventories, changed, used):
+        """``inventories`` with the inventories of the ``changed`` keys
+        rebuilt; a provider's dict is replaced, never changed, since
+        other requests' snapshots hold it."""
+        if not changed:
+            return inventories
+        inventories = dict(inventories)
+        inventory = candidate_search.Inventory
+        copied = set()
+        for key in changed:
+            entry = self.entries.get(key)
+            if entry is None:
+                # Usage of an inventory created after the structure was
+                # read (the next read of it will see both).
+                continue
+            uuid, name, own = entry
+            if uuid not in copied:
+                inventories[uuid] = dict(inventories[uuid])
+                copied.add(uuid)
+            inventories[uuid][name] = inventory(*own, used.get(key, 0))
+        return inventories
 
 
 def _driver_rows(result):
@@ -901,15 +942,15 @@ def _inventories(rows, uuid_of, conn):
 
 
 def _inventory_fields(rows, uuid_of, conn):
-    """[(provider uuid, [(class name, (provider id, class id), fields,
-    used)])] of the inventory part, ``fields`` the six Inventory takes
-    before ``used``: what a _KeptStructure rebuilds inventories from."""
+    """[(provider uuid, [(class name, usage key, fields, used)])] of the
+    inventory part, ``fields`` the six Inventory takes before ``used``:
+    what a _KeptStructure rebuilds inventories from."""
     names, rows = _known_inventory_rows(rows, uuid_of, conn)
     by_provider = collections.defaultdict(list)
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
          ratio) in rows:
         by_provider[uuid_of[rp_id]].append((
-            names[rc], (rp_id, rc),
+            names[rc], _usage_key(rp_id, rc),
             (total, reserved, min_unit, max_unit, step, ratio), used))
     return list(by_provider.items())
 
