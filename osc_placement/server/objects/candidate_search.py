@@ -494,6 +494,13 @@ class _TreeIndex:
         return self.members.get(anchor, []) + self.served_by.get(anchor, [])
 
 
+# A spread search tests the providers of its first anchors one by one,
+# and of later ones against each class's takers among all providers,
+# worked out once: a limited request stops after a few anchors, where
+# working out the takers of a thousand hosts cost more than its search.
+_ONE_BY_ONE_ANCHORS = 32
+
+
 class _GroupSearch:
     """The options of one request group, anchor by anchor."""
 
@@ -516,8 +523,10 @@ class _GroupSearch:
         # The spread search (_spread_walks) needs only which provider
         # can take which class: its "options" are the providers' uuids.
         self._providers_only = providers_only
-        # Per level, the providers that can take its class (_takers_at).
+        # Per level, the providers that can take its class (_takers_at),
+        # once more than _ONE_BY_ONE_ANCHORS anchors were walked.
         self._takers = None
+        self._anchors_walked = 0
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -544,24 +553,41 @@ class _GroupSearch:
 
     def _takers_at(self, anchor):
         """providers_at when every provider the tree index offers pairs
-        with the anchor: the takers of each class among them, from sets
-        worked out once for every provider of the snapshot (a spread
-        request without member_of or in_tree visits every tree)."""
+        with the anchor: the takers of each class among them. The first
+        anchors' providers are tested one by one; after those, each
+        class's takers come from sets worked out once for every provider
+        of the snapshot (a spread request without a limit, member_of or
+        in_tree visits every tree; a limited one stops after a few)."""
         if self._takers is None:
-            self._takers = [self._takers_of(rc) for rc in self._keys]
+            self._anchors_walked += 1
+            if self._anchors_walked > _ONE_BY_ONE_ANCHORS:
+                self._takers = [self._takers_of(rc) for rc in self._keys]
         local = self.index.local_providers(anchor)
         providers = []
-        for takers in self._takers:
-            found = [uuid for uuid in local if uuid in takers]
+        for level, rc in enumerate(self._keys):
+            if self._takers is None:
+                found = [uuid for uuid in local if self._takes(uuid, rc)]
+            else:
+                takers = self._takers[level]
+                found = [uuid for uuid in local if uuid in takers]
             if not found:
                 return None
             providers.append(found)
         return providers
 
+    def _takes(self, uuid, rc):
+        """Whether ``uuid`` can take the group's amount of ``rc`` and has
+        no forbidden trait: _takers_of's test for one provider."""
+        inv = self.snap.inventory(uuid, rc)
+        return (inv is not None and inv.can_take(self.group.resources[rc])
+                and not (self.group.forbidden_traits
+                         and self.has_forbidden_trait(uuid)))
+
     def _takers_of(self, rc):
         """Every provider of the snapshot that can take the group's
         amount of ``rc`` and has no forbidden trait: _class_options_of's
-        test, class by class in one pass over the inventories."""
+        test (and _takes'), class by class in one pass over the
+        inventories."""
         amount = self.group.resources[rc]
         takers = {uuid for uuid, mine in self.snap.inventories.items()
                   if rc in mine and mine[rc].can_take(amount)}

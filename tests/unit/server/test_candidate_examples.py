@@ -169,6 +169,20 @@ class TestNumaWithPfs(testtools.TestCase):
         self.assertEqual(4, len(result.candidates))
         self.assertEqual(5, len(result.summary_providers))
 
+    def test_forbidden_trait_drops_a_provider_either_way(self):
+        """A forbidden trait of the unsuffixed group drops the provider
+        that has it, whether the spread search tests providers one by one
+        (its first anchors) or against each class's takers (later ones)."""
+        snap = (CloudBuilder()
+                .add('cn1', inv={'VCPU': 8}, traits=['CUSTOM_SLOW'])
+                .add('cn2', inv={'VCPU': 8})
+                .snapshot())
+        for one_by_one in (0, 32):
+            self.patch(cs, '_ONE_BY_ONE_ANCHORS', one_by_one)
+            result, _ = run(snap, [('resources', 'VCPU:1'),
+                                   ('required', '!CUSTOM_SLOW')])
+            self.assertEqual([[('cn2', 'VCPU', 1)]], named(result))
+
     def test_before_1_29_one_provider_per_tree(self):
         result, _ = run(numa_with_pfs(),
                         [('resources', 'VCPU:2,SRIOV_NET_VF:1')], (1, 28))
