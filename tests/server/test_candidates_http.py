@@ -115,6 +115,19 @@ def _rewrite_usage(db, cloud):
             for rc, used in classes.items() if used])
 
 
+def calls_of(test, module, name):
+    """A list that fills with the arguments of every call of the function
+    ``module.name`` for the rest of ``test`` (which it still makes)."""
+    calls = []
+    function = getattr(module, name)
+
+    def counted(*args):
+        calls.append(args)
+        return function(*args)
+    test.patch(module, name, counted)
+    return calls
+
+
 def get_candidates(app, version, pairs):
     query = urllib.parse.urlencode(pairs)
     req = webob.Request.blank(
@@ -219,10 +232,7 @@ class TestEndpointMatchesOracle(AppTestCase):
         if limit and version >= (1, 16):
             pairs = pairs + [('limit', str(limit))]
         request = parsed_or_rejected(pairs, version)
-        reads = []
-        read = candidate_fetch._read_every_tree
-        self.patch(candidate_fetch, '_read_every_tree',
-                   lambda *args: reads.append(args) or read(*args))
+        reads = calls_of(self, candidate_fetch, '_read_every_tree')
         self.assertEqual(200, get_candidates(self.app, version, pairs)[0])
         # Narrowed requests (member_of, in_tree, required traits) read
         # windows of trees, not every tree: nothing is kept for them.
@@ -602,14 +612,7 @@ class TestHowTreesAreRead(AppTestCase):
         """The calls of the read of every tree, as they happen. (On
         PostgreSQL that read goes through the driver's pipeline, which
         SQLAlchemy's statement events do not see.)"""
-        calls = []
-        read = candidate_fetch._load_every_tree
-
-        def counted(*args):
-            calls.append(args)
-            return read(*args)
-        self.patch(candidate_fetch, '_load_every_tree', counted)
-        return calls
+        return calls_of(self, candidate_fetch, '_load_every_tree')
 
     def test_a_large_window_reads_every_tree_instead(self):
         # A window of two trees is more than a quarter of seven.

@@ -63,7 +63,7 @@ class CloudTestCase(http.AppTestCase):
                 self.generation('disk')}))
         for name in ('cn1', 'disk'):
             self.set_aggregates(name, [AGG])
-        self.reads = self.count_structure_reads()
+        self.reads = http.calls_of(self, candidate_fetch, '_read_every_tree')
 
     def ok(self, response, expected=200):
         status, body = response
@@ -110,16 +110,6 @@ class CloudTestCase(http.AppTestCase):
             'user_id': str(uuidlib.uuid4()),
             'consumer_generation': None, 'consumer_type': 'INSTANCE'}), 204)
         return consumer
-
-    def count_structure_reads(self):
-        calls = []
-        read = candidate_fetch._read_every_tree
-
-        def counted(*args):
-            calls.append(args)
-            return read(*args)
-        self.patch(candidate_fetch, '_read_every_tree', counted)
-        return calls
 
     def answer(self):
         status, body = http.get_candidates(self.app, (1, 39), QUERY)
