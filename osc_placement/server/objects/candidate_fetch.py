@@ -786,9 +786,17 @@ _kept = weakref.WeakKeyDictionary()
 # A usage total's key: provider id and class id as one integer, which
 # the driver hands over as is and a dict hashes fastest (ids are 32-bit).
 _KEY_SHIFT = 2 ** 32
-_USAGE_READ = sa.select(
-    _USAGE.c.resource_provider_id * sa.literal(_KEY_SHIFT, sa.BigInteger)
-    + _USAGE.c.resource_class_id, _USAGE.c.used)
+_USAGE_KEY = (_USAGE.c.resource_provider_id
+              * sa.literal(_KEY_SHIFT, sa.BigInteger)
+              + _USAGE.c.resource_class_id)
+_USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
+# On PostgreSQL the version and the usage come as one row: the version
+# and two arrays, keys and amounts. The driver converts an array of
+# integers in C: a third of the time it took for the same numbers as
+# 3,000 rows.
+_VERSION_AND_USAGE = sa.select(
+    structure.READ_VERSION.scalar_subquery(),
+    sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used))
 _KEPT_TEXTS = {}
 
 
@@ -796,14 +804,19 @@ def _usage_key(provider_id, class_id):
     return provider_id * _KEY_SHIFT + class_id
 
 
+def _text_of(query, dialect):
+    return str(query.compile(dialect=dialect,
+                             compile_kwargs={'literal_binds': True}))
+
+
 def _kept_texts(dialect):
-    """The texts of the structure version's and the usage's reads."""
+    """The texts of the structure version's read, and of the version's
+    and the usage's together (PostgreSQL)."""
     texts = _KEPT_TEXTS.get(dialect.name)
     if texts is None:
-        texts = _KEPT_TEXTS[dialect.name] = tuple(
-            str(query.compile(dialect=dialect,
-                              compile_kwargs={'literal_binds': True}))
-            for query in (structure.READ_VERSION, _USAGE_READ))
+        texts = _KEPT_TEXTS[dialect.name] = (
+            _text_of(structure.READ_VERSION, dialect),
+            _text_of(_VERSION_AND_USAGE, dialect))
     return texts
 
 
@@ -814,8 +827,9 @@ def _version_of(rows):
 def _read_version_and_usage(conn):
     """The structure version, then every (usage key, used)."""
     if conn.dialect.driver == 'psycopg':
-        version, usage = _read_pipelined(conn, _kept_texts(conn.dialect))
-        return _version_of(version), usage
+        [[(version, keys, used)]] = _read_pipelined(
+            conn, _kept_texts(conn.dialect)[1:])
+        return version, zip(keys or (), used or ())
     version = structure.read_version(conn)
     return version, _driver_rows(conn.execute(_USAGE_READ))
 

@@ -1199,6 +1199,12 @@ def _summary_providers(snap, request, candidates):
         # Before 1.29 summaries list only providers a candidate uses.
         return used
     roots = {snap.root(uuid) for uuid in used}
+    index = snap.derived.get(_TreeIndex)
+    if index is not None:
+        # The search built it: the trees' providers without a walk of
+        # every provider, which a limited answer's few trees do not need.
+        members = index.members
+        return {uuid for root in roots for uuid in members.get(root, ())}
     # Provider.root_uuid read directly: this runs for every provider of
     # the snapshot, and Snapshot.root's call cost more than the test.
     return {uuid for uuid, provider in snap.providers.items()

@@ -156,6 +156,42 @@ class TestSchemaGates(ParseHelpers):
         self.assertEqual(2, req.limit)
 
 
+class TestSchemaMemo(ParseHelpers):
+    """A query that passed its schema is not checked again; one that
+    failed is, every time, and fails every time."""
+
+    def setUp(self):
+        super().setUp()
+        rg._passes_schema.cache_clear()
+        self.addCleanup(rg._passes_schema.cache_clear)
+        self.checks = []
+        check = rg._check_schema
+        self.patch(rg, '_check_schema', lambda validator, query: (
+            self.checks.append(query), check(validator, query)))
+
+    def test_a_passing_query_is_checked_once(self):
+        pairs = [('resources', 'VCPU:1'), ('limit', '10')]
+        for _ in range(3):
+            self.assertEqual(10, self.parse(pairs).limit)
+        self.assertEqual(1, len(self.checks))
+        # Another version has its own schema.
+        self.parse(pairs, (1, 30))
+        self.assertEqual(2, len(self.checks))
+
+    def test_a_failing_query_fails_every_time(self):
+        for _ in range(2):
+            self.assert_400([('resources', 'VCPU:1'), ('limit', '0')],
+                            (1, 16), "'0' does not match")
+        self.assertEqual(2, len(self.checks))
+
+    def test_a_long_query_is_not_remembered(self):
+        pairs = [('resources', 'VCPU:1'), ('limit', '1' * 3000)]
+        for _ in range(2):
+            self.parse(pairs)
+        self.assertEqual(2, len(self.checks))
+        self.assertEqual(0, rg._passes_schema.cache_info().currsize)
+
+
 class TestRequired(ParseHelpers):
 
     def test_forbidden_before_1_22(self):
