@@ -19,6 +19,7 @@ from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from tests.server import fixtures
 from tests.server import test_candidates_http as http
@@ -156,6 +157,20 @@ class TestKeptStructure(CloudTestCase):
         self.assertEqual(['cn1'], self.hosts(self.answer()))
         self.ok(call(self.app, 'DELETE', '/allocations/' + consumer), 204)
         self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
+        self.assertEqual(1, len(self.reads))
+
+    def test_a_small_cloud_answers_limited_requests_from_it(self):
+        """A scheduler's limited request in a cloud of few trees reads
+        every tree, kept, rather than choosing a window of them (however
+        small a share of the cloud the window would be)."""
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
+        chosen = http.calls_of(self, candidate_fetch.SliceReader, '_choose')
+        for _ in range(2):
+            status, body = http.get_candidates(self.app, (1, 39),
+                                               QUERY + [('limit', '1')])
+            self.assertEqual(200, status, body)
+            self.assertEqual(1, len(body['allocation_requests']))
+        self.assertEqual([], chosen)
         self.assertEqual(1, len(self.reads))
 
     def test_claims_keep_the_version(self):
