@@ -1,0 +1,385 @@
+"""``openstack allocation candidate explain``.
+
+Takes the request options of ``allocation candidate list`` and says why
+trees are, or are not, candidates (``--resource-provider``), or, without
+it, how far each criterion of the request narrows the cloud (a funnel).
+
+Everything is read through the public API, so it works against any
+Placement server; the rules are applied by ``osc_placement.explain``.
+"""
+
+import logging
+import re
+
+from cliff import lister
+from osc_lib import exceptions
+
+from osc_placement import explain
+from osc_placement.resources import allocation_candidate as candidates
+from osc_placement.resources import common
+from osc_placement import version
+
+LOG = logging.getLogger(__name__)
+
+PROVIDERS_URL = '/resource_providers'
+PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
+# What explain reads about every provider it looks at.
+DETAIL_URLS = (
+    ('inventories', PROVIDER_URL + '/inventories', 'inventories'),
+    ('usages', PROVIDER_URL + '/usages', 'usages'),
+    ('traits', PROVIDER_URL + '/traits', 'traits'),
+    ('aggregates', PROVIDER_URL + '/aggregates', 'aggregates'),
+)
+# Provider lists filtered by required traits: how explain finds sharing
+# providers. Its reads go at least at this version even when the request
+# is judged at an older one.
+READ_VERSION = '1.18'
+# The server's own check of the request costs one candidate at most.
+LIMIT_VERSION = '1.16'
+# Concurrent reads, as many as requests keeps connections per host.
+WORKERS = 10
+EXPLAIN_COLUMNS = ('tree', 'provider', 'group', 'check', 'wanted', 'found',
+                   'result')
+FUNNEL_COLUMNS = ('group', 'criterion', 'providers', 'trees', 'note')
+UNNAMED_LABEL = '(unnamed)'
+_UUID = re.compile(r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$')
+
+
+class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
+    """Explain why providers are, or are not, allocation candidates.
+
+    Takes the request options of ``allocation candidate list``.
+
+    With ``--resource-provider`` (a name or UUID, repeatable), each of
+    those providers' trees gets a row whose ``check`` is ``candidate`` and
+    whose ``result`` says whether ``GET /allocation_candidates`` for the
+    same request returns an allocation request taking from that tree.
+    Every failed check follows, per request group and per provider: a
+    class the provider lacks, capacity (total, reserved, allocation_ratio,
+    used and what is free against the amount asked), ``min_unit``,
+    ``max_unit``, ``step_size``, required and forbidden traits (for
+    example ``!COMPUTE_STATUS_DISABLED``), aggregates, ``--in-tree``,
+    ``--root-required``, ``--same-subtree``, ``--group-policy isolate``,
+    and sharing providers that could have helped but share no aggregate
+    with the tree. ``--all-checks`` lists the checks that passed too.
+
+    Without ``--resource-provider``: a funnel over the whole cloud, per
+    request group, each criterion's count of providers alone and of those
+    passing every criterion so far, from one request per criterion, then
+    the number of allocation candidates; the first criterion that empties
+    the set is marked.
+
+    The reads need a server that speaks at least 1.18.
+    """
+
+    min_version = '1.10'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        candidates.add_options(parser)
+        parser.add_argument(
+            '--resource-provider', metavar='<name or uuid>',
+            action='append', default=[], dest='explained',
+            help='A provider whose tree to explain. May be repeated. '
+                 'Without it, explain the request over the whole cloud.')
+        parser.add_argument(
+            '--all-checks', action='store_true',
+            help='With --resource-provider, list the checks that passed '
+                 'too.')
+        return parser
+
+    def take_action(self, parsed_args):
+        groups = getattr(parsed_args, 'groups', None) or {}
+        ver = version.get_version(self)
+        candidates.validate(self, parsed_args, groups, ver)
+        self.check_version(version.ge(READ_VERSION))
+        query = candidates.build_query(parsed_args, groups, LOG)
+        query.pop('limit', None)
+        pairs = query_pairs(query)
+        request = explain.parse_query(pairs, version_tuple(ver))
+        reader = CloudReader(self.placement)
+        if not parsed_args.explained:
+            return FUNNEL_COLUMNS, funnel_rows(
+                reader, request, lambda: self.get_json(candidates.BASE_URL,
+                                                       **query))
+        self._check_request(query, ver)
+        rows = explain_rows(reader, request, parsed_args.explained,
+                            parsed_args.all_checks)
+        return EXPLAIN_COLUMNS, rows
+
+    def _check_request(self, query, ver):
+        """Let the server refuse a bad request (unknown class or trait)
+        with its own error, before anything is judged."""
+        if version.at_least(ver, LIMIT_VERSION):
+            query = dict(query, limit=1)
+        self.get_json(candidates.BASE_URL, **query)
+
+
+def version_tuple(ver):
+    return tuple(int(part) for part in str(ver).split('.'))
+
+
+def query_pairs(query):
+    """``(key, value)`` pairs of a query dict whose list values repeat."""
+    pairs = []
+    for key, value in query.items():
+        values = value if isinstance(value, list) else [value]
+        pairs += [(key, str(item)) for item in values]
+    return pairs
+
+
+def _is_uuid(text):
+    return bool(_UUID.match(text))
+
+
+class CloudReader:
+    """Reads providers through the public API, each once per command."""
+
+    def __init__(self, placement):
+        self.placement = placement
+        self._listed = {}      # uuid -> listing dict
+        self._details = {}     # uuid -> explain.Provider
+        self._trees = {}       # root uuid -> [uuid]
+
+    def get(self, url, **params):
+        ver = self.placement.api_version
+        if not version.at_least(ver, READ_VERSION):
+            ver = READ_VERSION
+        return self.placement.request('GET', url, params=params,
+                                      version=ver).json()
+
+    def list_providers(self, **params):
+        found = self.get(PROVIDERS_URL, **params)['resource_providers']
+        for item in found:
+            self._listed[item['uuid']] = item
+        return found
+
+    def find(self, name_or_uuid):
+        """The listing of a provider given by name or UUID."""
+        if _is_uuid(name_or_uuid):
+            found = self.list_providers(uuid=name_or_uuid)
+        else:
+            found = self.list_providers(name=name_or_uuid)
+        if not found:
+            raise exceptions.CommandError(
+                "No resource provider with a name or UUID of '%s' exists."
+                % name_or_uuid)
+        return found[0]
+
+    def tree(self, root):
+        """The providers of the tree rooted at ``root``, with details."""
+        if root not in self._trees:
+            self._trees[root] = [
+                item['uuid'] for item in self.list_providers(in_tree=root)]
+        return self.details(self._trees[root])
+
+    def details(self, uuids):
+        """``explain.Provider`` objects, read concurrently."""
+        missing = [u for u in uuids if u not in self._details]
+        results = common.run_concurrently(self._read_details, missing,
+                                          WORKERS)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+            self._details[result.uuid] = result
+        return [self._details[u] for u in uuids]
+
+    def _read_details(self, uuid):
+        item = self._listed[uuid]
+        parts = {name: self.get(url.format(uuid=uuid))[key]
+                 for name, url, key in DETAIL_URLS}
+        return explain.Provider(
+            uuid, item.get('name'), item.get('parent_provider_uuid'),
+            item.get('root_provider_uuid') or uuid, **parts)
+
+    def sharing_in(self, aggregates):
+        """Sharing providers in any of ``aggregates``, with details."""
+        if not aggregates:
+            return []
+        found = self.list_providers(
+            member_of='in:' + ','.join(sorted(aggregates)),
+            required=explain.SHARING_TRAIT)
+        return self.details([item['uuid'] for item in found])
+
+    def roots_in(self, aggregates):
+        """Roots of the providers in any of ``aggregates``."""
+        found = self.list_providers(
+            member_of='in:' + ','.join(sorted(aggregates)))
+        return {item.get('root_provider_uuid') or item['uuid']
+                for item in found}
+
+    def root_of(self, uuid):
+        """The root of provider ``uuid``, or None if there is none."""
+        found = self.list_providers(uuid=uuid)
+        return (found[0].get('root_provider_uuid') or uuid) if found \
+            else None
+
+    def neighbourhood(self, root, in_tree_roots):
+        tree = self.tree(root)
+        aggregates = frozenset().union(*(p.aggregates for p in tree))
+        servers = [p for p in self.sharing_in(aggregates) if p.root != root]
+        providers = {p.uuid: p for p in tree + servers}
+        known = dict(providers)
+        for server in servers:
+            # Their own trees, for same_subtree's ancestry.
+            if server.parent is not None:
+                known.update({p.uuid: p for p in self.tree(server.root)})
+        return explain.Neighbourhood(root, providers, known, in_tree_roots)
+
+    def neighbourhoods(self, root, in_tree_roots):
+        """The tree's own neighbourhood first, then those of the trees its
+        sharing providers serve (they may take from it there)."""
+        hoods = [self.neighbourhood(root, in_tree_roots)]
+        served = set()
+        for p in hoods[0].tree:
+            if p.is_sharing and p.aggregates:
+                served |= self.roots_in(p.aggregates)
+        for other in sorted(served - {root}):
+            hoods.append(self.neighbourhood(other, in_tree_roots))
+        return hoods
+
+    def helpers(self, request):
+        """``(rc, amount, provider)`` for every sharing provider with room
+        for a class of the request."""
+        found = []
+        for rc, amount in sorted(request.classes.items()):
+            listed = self.list_providers(resources='%s:%d' % (rc, amount),
+                                         required=explain.SHARING_TRAIT)
+            for provider in self.details([item['uuid'] for item in listed]):
+                found.append((rc, amount, provider))
+        return found
+
+
+def explain_rows(reader, request, names, all_checks):
+    roots = []
+    for name in names:
+        listed = reader.find(name)
+        root = listed.get('root_provider_uuid') or listed['uuid']
+        if root not in roots:
+            roots.append(root)
+    in_tree_roots = {uuid: reader.root_of(uuid)
+                     for uuid in request.in_tree_uuids}
+    rows = []
+    for root in roots:
+        hoods = reader.neighbourhoods(root, in_tree_roots)
+        # Sharing providers elsewhere are read only for trees that fail.
+        helpers = () if explain.is_candidate(hoods, request, root) \
+            else reader.helpers(request)
+        verdict, findings = explain.explain_tree(hoods, request, helpers)
+        rows += tree_rows(hoods[0], verdict, findings, all_checks)
+    return rows
+
+
+def tree_rows(hood, verdict, findings, all_checks):
+    tree = _name(hood.known, hood.anchor)
+    rows = [(tree, tree, '', 'candidate', '',
+             'candidate' if verdict else 'not a candidate',
+             explain.PASS if verdict else explain.FAIL)]
+    for finding in findings:
+        if all_checks or (finding.result == explain.FAIL
+                          and not finding.moot):
+            rows.append((tree, _name(hood.known, finding.provider),
+                         _group_label(finding.group), finding.check,
+                         finding.wanted, finding.found, finding.result))
+    return rows
+
+
+def _name(known, uuid):
+    if uuid is None:
+        return ''
+    provider = known.get(uuid)
+    return (provider.name if provider and provider.name else uuid)
+
+
+def _group_label(group):
+    if group is None:
+        return ''
+    return group or UNNAMED_LABEL
+
+
+# --- The funnel ------------------------------------------------------------
+
+def funnel_rows(reader, request, candidates_of_request):
+    """Each criterion's providers alone, and the trees still in after it
+    and every criterion before it in its group; then the whole request's
+    answer. ``candidates_of_request()`` asks for that answer."""
+    everyone = reader.list_providers()
+    root_of = {item['uuid']: item.get('root_provider_uuid') or item['uuid']
+               for item in everyone}
+    all_trees = set(root_of.values())
+    rows = [('', 'all providers', len(root_of), len(all_trees), '')]
+    emptied = False
+    for group in request.groups:
+        trees = _group_funnel(reader, group, root_of, all_trees)
+        for criterion, passing, remaining in trees:
+            note = ''
+            if not remaining and not emptied:
+                note, emptied = 'empties the set', True
+            rows.append((_group_label(group.suffix), criterion,
+                         len(passing), len(remaining), note))
+    rows += _root_rows(reader, request, root_of, emptied)
+    answer = candidates_of_request()
+    count = len(answer['allocation_requests'])
+    answered = {root_of.get(uuid, uuid)
+                for request_ in answer['allocation_requests']
+                for uuid, _ in candidates.request_allocations(request_)}
+    rows.append(('', 'allocation candidates', count, len(answered),
+                 '' if count else 'no candidates'))
+    return rows
+
+
+def _group_funnel(reader, group, root_of, all_trees):
+    """``(criterion, passing providers, remaining trees)`` of one group.
+
+    A suffixed group's providers must pass every criterion themselves; the
+    unsuffixed group's criteria may be met by different providers of a
+    tree (a NUMA node has the VCPU, the root the disk), so there a tree
+    stays in while each criterion so far is met by one of its providers.
+    """
+    remaining_providers = set(root_of)
+    remaining_trees = set(all_trees)
+    for criterion, params in group_criteria(group):
+        passing = _uuids(reader.list_providers(**params))
+        if group.suffix:
+            remaining_providers &= passing
+            remaining_trees = {root_of[u] for u in remaining_providers}
+        else:
+            remaining_trees &= {root_of[u] for u in passing if u in root_of}
+        yield criterion, passing, remaining_trees
+
+
+def group_criteria(group):
+    """``(criterion, provider list filters)`` in the order they cut: room
+    for each class, traits, aggregates, tree."""
+    for rc, amount in group.resources.items():
+        yield ('room for %s=%d' % (rc, amount),
+               {'resources': '%s:%d' % (rc, amount)})
+    for any_of in group.required:
+        names = sorted(any_of)
+        value = names[0] if len(names) == 1 else 'in:' + ','.join(names)
+        yield 'has trait %s' % value, {'required': value}
+    for name in sorted(group.forbidden):
+        yield 'without trait %s' % name, {'required': '!' + name}
+    for any_of in group.member_of:
+        value = 'in:' + ','.join(sorted(any_of))
+        yield 'in aggregate %s' % value, {'member_of': value}
+    if group.forbidden_aggs:
+        value = '!in:' + ','.join(sorted(group.forbidden_aggs))
+        yield 'not in aggregate %s' % value[1:], {'member_of': value}
+    if group.in_tree:
+        yield 'in the tree of %s' % group.in_tree, {'in_tree': group.in_tree}
+
+
+def _root_rows(reader, request, root_of, emptied):
+    if not (request.root_required or request.root_forbidden):
+        return []
+    value = ','.join(sorted(request.root_required)
+                     + ['!' + n for n in sorted(request.root_forbidden)])
+    roots = _uuids(reader.list_providers(required=value)) & set(
+        root_of.values())
+    note = 'empties the set' if not roots and not emptied else ''
+    return [('', 'root has %s' % value, len(roots), len(roots), note)]
+
+
+def _uuids(listing):
+    return {item['uuid'] for item in listing}
