@@ -154,6 +154,10 @@ class CloudReader:
             self._listed[item['uuid']] = item
         return found
 
+    def name(self, uuid):
+        """A provider's name (its UUID if it has none), once listed."""
+        return self._listed.get(uuid, {}).get('name') or uuid
+
     def find(self, name_or_uuid):
         """The listing of a provider given by name or UUID."""
         if _is_uuid(name_or_uuid):
@@ -266,29 +270,25 @@ def explain_rows(reader, request, names, all_checks):
         helpers = () if explain.is_candidate(hoods, request, root) \
             else reader.helpers(request)
         verdict, findings = explain.explain_tree(hoods, request, helpers)
-        rows += tree_rows(hoods[0], verdict, findings, all_checks)
+        rows += tree_rows(reader.name, root, verdict, findings, all_checks)
     return rows
 
 
-def tree_rows(hood, verdict, findings, all_checks):
-    tree = _name(hood.known, hood.anchor)
+def tree_rows(name, root, verdict, findings, all_checks):
+    """The verdict's row, then those of the findings to show;
+    ``name(uuid)`` is a provider's name."""
+    tree = name(root)
     rows = [(tree, tree, '', 'candidate', '',
              'candidate' if verdict else 'not a candidate',
              explain.PASS if verdict else explain.FAIL)]
     for finding in findings:
         if all_checks or (finding.result == explain.FAIL
                           and not finding.moot):
-            rows.append((tree, _name(hood.known, finding.provider),
+            rows.append((tree, name(finding.provider) if finding.provider
+                         else '',
                          _group_label(finding.group), finding.check,
                          finding.wanted, finding.found, finding.result))
     return rows
-
-
-def _name(known, uuid):
-    if uuid is None:
-        return ''
-    provider = known.get(uuid)
-    return (provider.name if provider and provider.name else uuid)
 
 
 def _group_label(group):

@@ -1,0 +1,279 @@
+"""``openstack allocation candidate explain`` on the classic layouts.
+
+Every verdict is checked against ``allocation candidate list`` for the
+same request, through the same shell: a tree is a candidate exactly when
+the list has a row for one of its providers. The reasons are checked by
+the checks they name.
+"""
+
+import uuid
+
+from tests.functional import base
+from tests.functional import helpers_b
+
+SHARES = 'MISC_SHARES_VIA_AGGREGATE'
+DISABLED = 'COMPUTE_STATUS_DISABLED'
+
+
+class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
+
+    def explain(self, *options, **kwargs):
+        return self.openstack(['allocation', 'candidate', 'explain']
+                              + list(options), use_json=True, **kwargs)
+
+    def listed_providers(self, *options):
+        rows = self.openstack(['allocation', 'candidate', 'list']
+                              + list(options), use_json=True)
+        return {row['resource provider'] for row in rows}
+
+    def host(self, prefix='cn', **inventory):
+        rp = self.new_provider(prefix)
+        self.put_inventory(rp['uuid'], **inventory)
+        return rp
+
+    def put_inventory(self, rp, **inventory):
+        generation = self.show_provider(rp)['generation']
+        self.api('PUT', '/resource_providers/%s/inventories' % rp,
+                 {'inventories': inventory,
+                  'resource_provider_generation': generation})
+
+    def assertVerdicts(self, options, trees):
+        """Explain each tree (``{name: [uuids of its providers]}``) and
+        compare with what the list returns for the same options."""
+        listed = self.listed_providers(*options)
+        asked = []
+        for name in trees:
+            asked += ['--resource-provider', name]
+        rows = self.explain(*(list(options) + asked))
+        verdicts = {row['tree']: row['result'] == 'pass' for row in rows
+                    if row['check'] == 'candidate'}
+        expected = {name: bool(set(uuids) & listed)
+                    for name, uuids in trees.items()}
+        self.assertEqual(expected, verdicts)
+        return rows
+
+    @staticmethod
+    def failed(rows, tree=None):
+        return [(row['provider'], row['group'], row['check'])
+                for row in rows if row['result'] == 'fail'
+                and row['check'] != 'candidate'
+                and (tree is None or row['tree'] == tree)]
+
+    # --- layouts
+
+    def test_flat_hosts_capacity_and_units(self):
+        roomy = self.host(VCPU={'total': 8},
+                          MEMORY_MB={'total': 4096, 'step_size': 512})
+        full = self.host(VCPU={'total': 2, 'reserved': 1},
+                         MEMORY_MB={'total': 4096, 'max_unit': 1024})
+        options = ['--resource', 'VCPU=2', '--resource', 'MEMORY_MB=2048']
+        rows = self.assertVerdicts(options, {
+            roomy['name']: [roomy['uuid']], full['name']: [full['uuid']]})
+        self.assertEqual([(full['name'], '(unnamed)', 'capacity'),
+                          (full['name'], '(unnamed)', 'max_unit'),
+                          ('', '(unnamed)', 'class takers'),
+                          ('', '(unnamed)', 'class takers')],
+                         self.failed(rows, full['name']))
+        capacity = [row for row in rows if row['check'] == 'capacity'][0]
+        self.assertEqual('VCPU=2', capacity['wanted'])
+        self.assertEqual('free 1 (total 2, reserved 1, allocation_ratio '
+                         '1.0, used 0)', capacity['found'])
+        self.assertEqual([], self.failed(rows, roomy['name']))
+        # A step_size the amount is no multiple of.
+        rows = self.assertVerdicts(
+            ['--resource', 'MEMORY_MB=1000'],
+            {roomy['name']: [roomy['uuid']]})
+        self.assertIn((roomy['name'], '(unnamed)', 'step_size'),
+                      self.failed(rows))
+
+    def test_used_capacity_and_a_disabled_host(self):
+        host = self.host(VCPU={'total': 4})
+        other = self.host(VCPU={'total': 4})
+        self.allocate(str(uuid.uuid4()), {host['uuid']: {'VCPU': 3}})
+        self.set_traits(other['uuid'], DISABLED)
+        options = ['--resource', 'VCPU=2', '--forbidden', DISABLED]
+        rows = self.assertVerdicts(options, {
+            host['name']: [host['uuid']], other['name']: [other['uuid']]})
+        used = [row for row in rows if row['check'] == 'capacity']
+        self.assertEqual(['free 1 (total 4, reserved 0, allocation_ratio '
+                          '1.0, used 3)'], [row['found'] for row in used])
+        disabled = [row for row in rows if row['check'] == 'forbidden trait']
+        self.assertEqual([(other['name'], '!' + DISABLED, 'present')],
+                         [(row['provider'], row['wanted'], row['found'])
+                          for row in disabled])
+
+    def numa_host(self):
+        """A root with disk and two NUMA nodes with CPU and memory; a GPU
+        under node 0."""
+        root = self.host('numa-host', DISK_GB={'total': 100})
+        nodes = []
+        for _ in range(2):
+            node = self.new_provider('numa', parent=root['uuid'])
+            self.put_inventory(node['uuid'], VCPU={'total': 4},
+                               MEMORY_MB={'total': 2048})
+            self.set_traits(node['uuid'], 'HW_NUMA_ROOT')
+            nodes.append(node)
+        gpu = self.new_provider('gpu', parent=nodes[0]['uuid'])
+        self.put_inventory(gpu['uuid'], VGPU={'total': 2})
+        return root, nodes, gpu
+
+    def test_numa_host(self):
+        root, nodes, gpu = self.numa_host()
+        tree = {root['name']: [root['uuid'], gpu['uuid']]
+                + [n['uuid'] for n in nodes]}
+        rows = self.assertVerdicts(
+            ['--resource', 'VCPU=2', '--resource', 'MEMORY_MB=1024',
+             '--resource', 'DISK_GB=10'], tree)
+        self.assertEqual([], self.failed(rows))
+        # No NUMA node has 6 VCPU: the class has no taker.
+        rows = self.assertVerdicts(['--resource', 'VCPU=6'], tree)
+        self.assertEqual(
+            sorted([(n['name'], '(unnamed)', 'capacity') for n in nodes]
+                   + [('', '(unnamed)', 'class takers')]
+                   + [(p, '(unnamed)', 'class')
+                      for p in [root['name'], gpu['name']]]),
+            sorted(self.failed(rows)))
+
+    def test_granular_isolate_and_same_subtree(self):
+        root, nodes, gpu = self.numa_host()
+        tree = {root['name']: [root['uuid'], gpu['uuid']]
+                + [n['uuid'] for n in nodes]}
+        # Two groups of 3 VCPU fit, one per node, only without isolate
+        # onto the same node... and with isolate on the two nodes.
+        groups = ['--group', '1', '--resource', 'VCPU=3',
+                  '--group', '2', '--resource', 'VCPU=3']
+        self.assertVerdicts(groups + ['--group-policy', 'isolate'], tree)
+        # Three isolated groups need three nodes.
+        rows = self.assertVerdicts(
+            groups + ['--group', '3', '--resource', 'VCPU=1',
+                      '--group-policy', 'isolate'], tree)
+        self.assertIn(('', '', 'group_policy'), self.failed(rows))
+        # The GPU and 4 VCPU in one subtree: node 0 has the GPU but its
+        # VCPU are used; node 1 has VCPU but no GPU.
+        self.allocate(str(uuid.uuid4()), {nodes[0]['uuid']: {'VCPU': 2}})
+        subtree = ['--group', 'cpu', '--resource', 'VCPU=4',
+                   '--group', 'gpu', '--resource', 'VGPU=1',
+                   '--same-subtree', 'cpu,gpu']
+        rows = self.assertVerdicts(subtree, tree)
+        self.assertIn(('', 'cpu,gpu', 'same_subtree'), self.failed(rows))
+        rows = self.assertVerdicts(
+            ['--group', 'cpu', '--resource', 'VCPU=2',
+             '--group', 'gpu', '--resource', 'VGPU=1',
+             '--same-subtree', 'cpu,gpu'], tree)
+        self.assertEqual([], self.failed(rows))
+
+    def test_sharing_disk(self):
+        agg = str(uuid.uuid4())
+        served = self.host('served', VCPU={'total': 4})
+        alone = self.host('alone', VCPU={'total': 4})
+        disk = self.host('disk', DISK_GB={'total': 1000})
+        self.set_traits(disk['uuid'], SHARES)
+        self.set_aggregates(disk['uuid'], agg)
+        self.set_aggregates(served['uuid'], agg)
+        options = ['--resource', 'VCPU=1', '--resource', 'DISK_GB=100']
+        rows = self.assertVerdicts(options, {
+            served['name']: [served['uuid']], alone['name']: [alone['uuid']],
+            disk['name']: [disk['uuid']]})
+        # The disk could have served the lone host, but shares no
+        # aggregate with it.
+        self.assertIn((disk['name'], '', 'sharing'),
+                      self.failed(rows, alone['name']))
+        # member_of an aggregate the disk is not in: the served host is in
+        # it, but the disk can no longer serve it.
+        other = str(uuid.uuid4())
+        self.set_aggregates(served['uuid'], agg, other)
+        rows = self.assertVerdicts(options + ['--member-of', other], {
+            served['name']: [served['uuid']]})
+        self.assertIn((disk['name'], '(unnamed)', 'member_of'),
+                      self.failed(rows))
+
+    def test_root_required_and_any_traits(self):
+        root, nodes, gpu = self.numa_host()
+        tree = {root['name']: [root['uuid'], gpu['uuid']]
+                + [n['uuid'] for n in nodes]}
+        marker = self.new_trait()
+        rows = self.assertVerdicts(
+            ['--resource', 'VCPU=1', '--root-required', marker], tree)
+        self.assertEqual([(root['name'], '', 'root_required')],
+                         self.failed(rows))
+        self.set_traits(root['uuid'], marker)
+        self.assertVerdicts(
+            ['--resource', 'VCPU=1', '--root-required', marker], tree)
+        # Any of two traits (1.39): a node has one of them.
+        avx = 'HW_CPU_X86_AVX2'
+        self.set_traits(nodes[1]['uuid'], 'HW_NUMA_ROOT', avx)
+        any_of = ['--group', '1', '--resource', 'VCPU=1',
+                  '--required', '%s,HW_CPU_X86_SSE42' % avx]
+        self.assertVerdicts(any_of, tree)
+        rows = self.assertVerdicts(
+            ['--group', '1', '--resource', 'VCPU=1', '--required',
+             'HW_CPU_X86_SSE42,HW_CPU_X86_SSE41'], tree)
+        self.assertIn(('', '1', 'group'), self.failed(rows))
+
+    def test_in_tree(self):
+        first = self.host(VCPU={'total': 4})
+        second = self.host(VCPU={'total': 4})
+        rows = self.assertVerdicts(
+            ['--resource', 'VCPU=1', '--in-tree', first['uuid']],
+            {first['name']: [first['uuid']],
+             second['name']: [second['uuid']]})
+        self.assertEqual([(second['name'], '(unnamed)', 'in_tree'),
+                          ('', '(unnamed)', 'class takers')],
+                         self.failed(rows, second['name']))
+
+    def test_all_checks_lists_passes(self):
+        host = self.host(VCPU={'total': 4})
+        rows = self.explain('--resource', 'VCPU=1', '--resource-provider',
+                            host['uuid'], '--all-checks')
+        checks = [(row['check'], row['result']) for row in rows]
+        self.assertEqual([('candidate', 'pass'), ('capacity', 'pass'),
+                          ('min_unit', 'pass'), ('max_unit', 'pass'),
+                          ('step_size', 'pass'), ('class takers', 'pass')],
+                         checks)
+
+    # --- the funnel
+
+    def test_funnel_names_the_criterion_that_empties_the_set(self):
+        rc = self.new_resource_class()
+        hosts = [self.host(**{rc: {'total': 4}}) for _ in range(3)]
+        self.set_traits(hosts[0]['uuid'], DISABLED)
+        self.allocate(str(uuid.uuid4()), {hosts[1]['uuid']: {rc: 4}})
+        agg = str(uuid.uuid4())
+        self.set_aggregates(hosts[0]['uuid'], agg)
+        rows = self.explain('--resource', '%s=2' % rc, '--forbidden',
+                            DISABLED, '--member-of', agg)
+        steps = [(row['criterion'], row['providers'], row['trees'],
+                  row['note']) for row in rows[1:]]
+        self.assertEqual([
+            ('room for %s=2' % rc, 2, 2, ''),
+            ('without trait %s' % DISABLED, rows[0]['providers'] - 1, 1,
+             ''),
+            ('in aggregate in:%s' % agg, 1, 0, 'empties the set'),
+            ('allocation candidates', 0, 0, 'no candidates')], steps)
+        self.assertEqual('all providers', rows[0]['criterion'])
+
+    # --- errors
+
+    def test_errors(self):
+        host = self.host(VCPU={'total': 4})
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1',
+             '--resource-provider', 'no-such-provider'],
+            "No resource provider with a name or UUID of 'no-such-provider'"
+            " exists.")
+        missing = 'CUSTOM_NO_SUCH_%s' % uuid.uuid4().hex[:6].upper()
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource',
+             '%s=1' % missing, '--resource-provider', host['uuid']],
+            'No such resource class %s' % missing)
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1',
+             '--required', 'CUSTOM_NO_SUCH_TRAIT_X', '--resource-provider',
+             host['uuid']], 'No such trait(s): CUSTOM_NO_SUCH_TRAIT_X')
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource-provider',
+             host['uuid']], 'At least one --resource must be specified.')
+        self.pretend_server_max('1.17')
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1'],
+            helpers_b.gate_error('1.17', '1.18'))
