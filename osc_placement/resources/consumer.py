@@ -5,7 +5,6 @@ a provider that has allocations) or when an interrupted migration left
 allocations behind.
 """
 
-from cliff import columns as cliff_columns
 from cliff import lister
 
 from osc_placement.resources import common
@@ -38,24 +37,13 @@ LIST_GATES = (
 )
 
 
-class ResourcesColumn(cliff_columns.FormattableColumn):
-    """``VCPU=2,MEMORY_MB=512`` for people, the dict for json and yaml."""
+def resources_text(resources):
+    """``MEMORY_MB=512,VCPU=2``, the way --resource options are written.
 
-    def human_readable(self):
-        return ','.join('%s=%d' % pair for pair in self._value.items())
-
-    def machine_readable(self):
-        return dict(self._value)
-
-
-class ProvidersColumn(cliff_columns.FormattableColumn):
-    """Provider names joined by commas for people, a list for json/yaml."""
-
-    def human_readable(self):
-        return ','.join(self._value)
-
-    def machine_readable(self):
-        return list(self._value)
+    A string in every format (json included) so that ``-f value`` and
+    ``-f csv`` print the same text as the table.
+    """
+    return ','.join('%s=%d' % pair for pair in resources.items())
 
 
 def consumer_columns(ver, tree):
@@ -88,8 +76,8 @@ def holdings(allocations_by_provider):
 def consumer_row(consumer, entry, detail, columns):
     """One row of ``columns``; ``detail`` is GET /allocations/{consumer}."""
     values = dict(detail or {}, consumer_uuid=consumer,
-                  resources=ResourcesColumn(entry['resources']),
-                  providers=ProvidersColumn(entry['providers']))
+                  resources=resources_text(entry['resources']),
+                  providers=','.join(entry['providers']))
     return tuple(values.get(column) for column in columns)
 
 

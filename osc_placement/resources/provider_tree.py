@@ -81,7 +81,8 @@ def build_tree(providers, details):
     traits and aggregates. Children are sorted by name, so the output does
     not depend on the order the server listed them in.
     """
-    nodes = {provider['uuid']: provider_node(provider, details[provider['uuid']])
+    nodes = {provider['uuid']:
+             provider_node(provider, details[provider['uuid']])
              for provider in providers}
     roots = []
     for node in nodes.values():
