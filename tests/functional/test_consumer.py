@@ -14,7 +14,7 @@ ALL_COLUMNS = ['consumer_uuid', 'resources', 'project_id', 'user_id',
 class HeldNumaHost(tree_helpers.NumaGpuHost):
     """The NUMA/GPU host with three consumers on it.
 
-    ``spanning`` holds the host and numa0, ``migration`` numa1 and the GPU
+    ``spanning`` holds the host and both NUMA nodes, ``migration`` numa1 and the GPU
     (consumer type MIGRATION), ``small`` numa0 only and has no type.
     """
 
@@ -28,7 +28,8 @@ class HeldNumaHost(tree_helpers.NumaGpuHost):
             str(uuid.uuid4()) for _ in range(3))
         self.allocate(self.spanning, {
             self.rp['host']: {'DISK_GB': 20},
-            self.rp['numa0']: {'VCPU': 2, 'MEMORY_MB': 512}},
+            self.rp['numa0']: {'VCPU': 2, 'MEMORY_MB': 512},
+            self.rp['numa1']: {'VCPU': 2, 'MEMORY_MB': 256}},
             self.project, self.user, consumer_type='INSTANCE')
         self.allocate(self.migration, {
             self.rp['numa1']: {'VCPU': 4, 'MEMORY_MB': 1024},
@@ -73,9 +74,9 @@ class TestConsumerList(HeldNumaHost, base.FunctionalTestCase):
         names = {key: provider['name'] for key, provider in self.rps.items()}
         expected = [
             dict(self.held(self.spanning,
-                           'DISK_GB=20,MEMORY_MB=512,VCPU=2', 'INSTANCE'),
-                 providers=','.join(sorted([names['host'],
-                                            names['numa0']]))),
+                           'DISK_GB=20,MEMORY_MB=768,VCPU=4', 'INSTANCE'),
+                 providers=','.join(sorted([names['host'], names['numa0'],
+                                            names['numa1']]))),
             dict(self.held(self.migration,
                            'MEMORY_MB=1024,VCPU=4,VGPU=1', 'MIGRATION'),
                  providers=','.join(sorted([names['numa1'],
