@@ -143,7 +143,7 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         results = provider_tree.raise_first_failure(common.run_concurrently(
             lambda provider: self.get_json(PROVIDER_ALLOCATIONS_URL.format(
                 uuid=provider['uuid']))['allocations'],
-            providers))
+            providers, provider_tree.WORKERS))
         return [(provider['name'], allocations)
                 for provider, allocations in zip(providers, results)]
 
@@ -155,4 +155,5 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         return provider_tree.raise_first_failure(common.run_concurrently(
             lambda consumer: self.get_json(CONSUMER_URL.format(
                 uuid=consumer)),
-            consumers, progress=common.StderrProgress('consumers')))
+            consumers, provider_tree.WORKERS,
+            common.StderrProgress('consumers')))

@@ -22,6 +22,10 @@ DETAILS = (
     ('aggregates', BASE_URL + '/{uuid}/aggregates'),
 )
 TREE_VERSION = '1.14'
+# Concurrent reads: no more than the connections requests keeps per host
+# (10); a thread beyond that opens a connection per request and urllib3
+# warns "Connection pool is full" on stderr for each.
+WORKERS = 10
 
 ROW_COLUMNS = ('name', 'uuid', 'generation', 'resources', 'traits',
                'aggregates')
@@ -170,7 +174,7 @@ class ShowTree(common.PlacementCommand, lister.Lister):
                   for provider in providers for part, url in DETAILS]
         results = raise_first_failure(common.run_concurrently(
             lambda item: self.get_json(item[2].format(uuid=item[0]))[item[1]],
-            wanted, progress=common.StderrProgress('providers')))
+            wanted, WORKERS, common.StderrProgress('provider details')))
         details = {}
         for (uuid, part, _url), value in zip(wanted, results):
             details.setdefault(uuid, {})[part] = value

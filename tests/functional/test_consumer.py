@@ -14,8 +14,9 @@ ALL_COLUMNS = ['consumer_uuid', 'resources', 'project_id', 'user_id',
 class HeldNumaHost(tree_helpers.NumaGpuHost):
     """The NUMA/GPU host with three consumers on it.
 
-    ``spanning`` holds the host and both NUMA nodes, ``migration`` numa1 and the GPU
-    (consumer type MIGRATION), ``small`` numa0 only and has no type.
+    ``spanning`` holds the host and both NUMA nodes, ``migration`` numa1
+    and the GPU (consumer type MIGRATION), ``small`` numa0 only and has no
+    type.
     """
 
     def setUp(self):

@@ -101,6 +101,13 @@ class TestTreeShow(tree_helpers.NumaGpuHost, base.FunctionalTestCase):
                               '--noindent ' + self.name('host'))
         self.assertEqual(1, len(text.strip().splitlines()))
 
+    def test_nothing_on_stderr(self):
+        # 16 concurrent reads here: more threads than pooled connections
+        # would make urllib3 warn "Connection pool is full" on stderr.
+        result = self.run_openstack(['resource', 'provider', 'tree', 'show',
+                                     self.name('host')])
+        self.assertEqual((0, ''), (result.code, result.stderr))
+
     def test_requests_are_one_per_provider_part(self):
         calls = self.record_requests()
         self.openstack('resource provider tree show ' + self.name('host'))

@@ -140,3 +140,14 @@ class TestConsumerRows(testtools.TestCase):
         self.assertTrue(consumer.is_of_type(detail, 'MIGRATION'))
         self.assertFalse(consumer.is_of_type(detail, 'INSTANCE'))
         self.assertTrue(consumer.is_of_type(detail, None))
+
+
+class TestWorkers(testtools.TestCase):
+
+    def test_no_more_threads_than_pooled_connections(self):
+        # More would make urllib3 warn "Connection pool is full" on stderr
+        # (seen with 16 against a real server: the functional test
+        # test_nothing_on_stderr in OSC_PLACEMENT_FUNCTIONAL_SERVER=process).
+        from requests import adapters
+        self.assertLessEqual(provider_tree.WORKERS,
+                             adapters.DEFAULT_POOLSIZE)
