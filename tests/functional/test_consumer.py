@@ -113,6 +113,15 @@ class TestConsumerList(HeldNumaHost, base.FunctionalTestCase):
                               '--consumer-type', 'unknown')
         self.assertEqual([self.small], [row['consumer_uuid'] for row in rows])
 
+    def test_sorted_by_cliff(self):
+        # Sorting is cliff's --sort-column, as for every list command.
+        text = self.openstack(['resource', 'provider', 'consumer', 'list',
+                               self.rp['host'], '--tree', '--sort-column',
+                               'consumer_type', '--sort-descending',
+                               '-f', 'value', '-c', 'consumer_type'])
+        self.assertEqual(['unknown', 'MIGRATION', 'INSTANCE'],
+                         text.splitlines())
+
     def test_no_consumers(self):
         lonely = self.create_provider()
         self.assertEqual([], self.consumers(lonely['name']))
