@@ -259,3 +259,33 @@ def available_at(table, ver):
     """
     return tuple(name for name, first in table
                  if version.at_least(ver, first))
+
+
+# --- Naming a provider by UUID or by name (tree show, consumer list).
+
+def find_provider(command, name_or_uuid):
+    """The provider named ``name_or_uuid``, as ``GET`` shows it.
+
+    A UUID is looked up directly, anything else by name (names are unique
+    in Placement). Either way, no match is a CommandError that names what
+    was asked for.
+    """
+    import uuid
+
+    from osc_lib import exceptions
+
+    try:
+        uuid.UUID(name_or_uuid)
+    except ValueError:
+        found = command.get_json('/resource_providers',
+                                 name=name_or_uuid)['resource_providers']
+    else:
+        try:
+            found = [command.get_json('/resource_providers/' + name_or_uuid)]
+        except exceptions.NotFound:
+            found = []
+    if not found:
+        raise exceptions.CommandError(
+            "No resource provider with a name or UUID of '%s' exists."
+            % name_or_uuid)
+    return found[0]

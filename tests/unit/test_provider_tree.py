@@ -1,0 +1,153 @@
+"""The pure shaping of ``tree show`` and ``consumer list`` output."""
+
+import testtools
+
+from osc_placement.resources import consumer
+from osc_placement.resources import provider_tree
+
+
+def inventory(total, reserved=0, ratio=1.0):
+    return {'total': total, 'reserved': reserved, 'allocation_ratio': ratio,
+            'min_unit': 1, 'max_unit': total, 'step_size': 1}
+
+
+def provider(uuid, name, parent=None, generation=1):
+    return {'uuid': uuid, 'name': name, 'generation': generation,
+            'parent_provider_uuid': parent}
+
+
+def details(inventories=None, usages=None, traits=(), aggregates=()):
+    return {'inventories': inventories or {}, 'usages': usages or {},
+            'traits': list(traits), 'aggregates': list(aggregates)}
+
+
+class TestCapacity(testtools.TestCase):
+
+    def test_reserved_then_ratio_truncated(self):
+        self.assertEqual(135, provider_tree.capacity(inventory(100, 10, 1.5)))
+        # 3 * 1.33 = 3.99: Placement truncates, so does the capacity.
+        self.assertEqual(3, provider_tree.capacity(inventory(3, 0, 1.33)))
+        self.assertEqual(0, provider_tree.capacity(inventory(4, 4, 16.0)))
+
+    def test_summary_and_text(self):
+        summary = provider_tree.resources_summary(
+            {'VCPU': inventory(8, 0, 4.0), 'MEMORY_MB': inventory(4096, 512)},
+            {'VCPU': 3})
+        self.assertEqual(['MEMORY_MB', 'VCPU'], list(summary))
+        self.assertEqual({'used': 3, 'capacity': 32, 'total': 8,
+                          'reserved': 0, 'allocation_ratio': 4.0},
+                         summary['VCPU'])
+        self.assertEqual(0, summary['MEMORY_MB']['used'])
+        self.assertEqual('MEMORY_MB=0/3584,VCPU=3/32',
+                         provider_tree.resources_text(summary))
+
+    def test_no_inventory(self):
+        self.assertEqual('', provider_tree.resources_text(
+            provider_tree.resources_summary({}, {})))
+
+
+class TestBuildTree(testtools.TestCase):
+
+    # Listed child before parent, and children out of name order.
+    PROVIDERS = [
+        provider('g', 'gpu', parent='n1'),
+        provider('n1', 'numa1', parent='h'),
+        provider('h', 'host'),
+        provider('n0', 'numa0', parent='h'),
+    ]
+    DETAILS = {
+        'h': details({'DISK_GB': inventory(100, 10, 1.5)}, {'DISK_GB': 20},
+                     traits=['B', 'A'], aggregates=['agg']),
+        'n0': details({'VCPU': inventory(8, 0, 4.0)}),
+        'n1': details({'VCPU': inventory(8, 0, 4.0)}, {'VCPU': 4}),
+        'g': details({'VGPU': inventory(4)}, {'VGPU': 1}, traits=['T']),
+    }
+
+    def tree(self):
+        return provider_tree.build_tree(self.PROVIDERS, self.DETAILS)
+
+    def test_nested_and_sorted_by_name(self):
+        root = self.tree()
+        self.assertEqual('h', root['uuid'])
+        self.assertEqual(['n0', 'n1'],
+                         [child['uuid'] for child in root['children']])
+        self.assertEqual(['g'], [child['uuid'] for child in
+                                 root['children'][1]['children']])
+        self.assertEqual(['A', 'B'], root['traits'])
+        self.assertEqual(list(provider_tree.NODE_KEYS), list(root))
+
+    def test_rows_depth_first_and_indented(self):
+        self.assertEqual([
+            ('host', 'h', 1, 'DISK_GB=20/135', 2, 1),
+            ('  numa0', 'n0', 1, 'VCPU=0/32', 0, 0),
+            ('  numa1', 'n1', 1, 'VCPU=4/32', 0, 0),
+            ('    gpu', 'g', 1, 'VGPU=1/4', 1, 0),
+        ], provider_tree.tree_rows(self.tree()))
+
+    def test_a_lone_root(self):
+        root = provider_tree.build_tree([provider('h', 'host')],
+                                        {'h': details()})
+        self.assertEqual([('host', 'h', 1, '', 0, 0)],
+                         provider_tree.tree_rows(root))
+
+    def test_two_roots_are_refused(self):
+        self.assertRaises(ValueError, provider_tree.build_tree,
+                          [provider('a', 'a'), provider('b', 'b')],
+                          {'a': details(), 'b': details()})
+
+
+class TestHoldings(testtools.TestCase):
+
+    def test_summed_per_class_over_providers(self):
+        held = consumer.holdings([
+            ('numa1', {'c1': {'resources': {'VCPU': 2, 'MEMORY_MB': 512}},
+                       'c2': {'resources': {'VCPU': 1}}}),
+            ('gpu', {'c1': {'resources': {'VGPU': 1}}}),
+            ('numa0', {'c1': {'resources': {'VCPU': 2}}}),
+        ])
+        self.assertEqual({
+            'c1': {'resources': {'MEMORY_MB': 512, 'VCPU': 4, 'VGPU': 1},
+                   'providers': ['gpu', 'numa0', 'numa1']},
+            'c2': {'resources': {'VCPU': 1}, 'providers': ['numa1']},
+        }, held)
+        self.assertEqual('MEMORY_MB=512,VCPU=4,VGPU=1',
+                         consumer.resources_text(held['c1']['resources']))
+
+    def test_nothing_held(self):
+        self.assertEqual({}, consumer.holdings([('rp', {})]))
+
+
+class TestConsumerRows(testtools.TestCase):
+
+    def test_columns_by_version_and_tree(self):
+        self.assertEqual(('consumer_uuid', 'resources'),
+                         consumer.consumer_columns('1.11', tree=False))
+        self.assertEqual(('consumer_uuid', 'resources', 'project_id',
+                          'user_id'),
+                         consumer.consumer_columns('1.14', tree=False))
+        self.assertEqual(('consumer_uuid', 'resources', 'providers',
+                          'project_id', 'user_id', 'consumer_generation',
+                          'consumer_type'),
+                         consumer.consumer_columns('1.38', tree=True))
+
+    def test_row_from_the_consumer_read(self):
+        detail = {'allocations': {}, 'project_id': 'p', 'user_id': 'u',
+                  'consumer_generation': 3, 'consumer_type': 'MIGRATION'}
+        entry = {'resources': {'VCPU': 1}, 'providers': ['a', 'b']}
+        columns = consumer.consumer_columns('1.38', tree=True)
+        self.assertEqual(('c', 'VCPU=1', 'a,b', 'p', 'u', 3, 'MIGRATION'),
+                         consumer.consumer_row('c', entry, detail, columns))
+        self.assertTrue(consumer.is_of_type(detail, 'MIGRATION'))
+        self.assertFalse(consumer.is_of_type(detail, 'INSTANCE'))
+        self.assertTrue(consumer.is_of_type(detail, None))
+
+
+class TestWorkers(testtools.TestCase):
+
+    def test_no_more_threads_than_pooled_connections(self):
+        # More would make urllib3 warn "Connection pool is full" on stderr
+        # (seen with 16 against a real server: the functional test
+        # test_nothing_on_stderr in OSC_PLACEMENT_FUNCTIONAL_SERVER=process).
+        from requests import adapters
+        self.assertLessEqual(provider_tree.WORKERS,
+                             adapters.DEFAULT_POOLSIZE)
