@@ -9,10 +9,8 @@ Placement server; the rules are applied by ``osc_placement.explain``.
 """
 
 import logging
-import re
 
 from cliff import lister
-from osc_lib import exceptions
 
 from osc_placement import explain
 from osc_placement.resources import allocation_candidate as candidates
@@ -42,7 +40,6 @@ EXPLAIN_COLUMNS = ('tree', 'provider', 'group', 'check', 'wanted', 'found',
                    'result')
 FUNNEL_COLUMNS = ('group', 'criterion', 'providers', 'trees', 'note')
 UNNAMED_LABEL = '(unnamed)'
-_UUID = re.compile(r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$')
 
 
 class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
@@ -128,10 +125,6 @@ def query_pairs(query):
     return pairs
 
 
-def _is_uuid(text):
-    return bool(_UUID.match(text))
-
-
 class CloudReader:
     """Reads providers through the public API, each once per command."""
 
@@ -141,7 +134,7 @@ class CloudReader:
         self._details = {}     # uuid -> explain.Provider
         self._trees = {}       # root uuid -> [uuid]
 
-    def get(self, url, **params):
+    def get_json(self, url, **params):
         ver = self.placement.api_version
         if not version.at_least(ver, READ_VERSION):
             ver = READ_VERSION
@@ -149,7 +142,7 @@ class CloudReader:
                                       version=ver).json()
 
     def list_providers(self, **params):
-        found = self.get(PROVIDERS_URL, **params)['resource_providers']
+        found = self.get_json(PROVIDERS_URL, **params)['resource_providers']
         for item in found:
             self._listed[item['uuid']] = item
         return found
@@ -159,16 +152,10 @@ class CloudReader:
         return self._listed.get(uuid, {}).get('name') or uuid
 
     def find(self, name_or_uuid):
-        """The listing of a provider given by name or UUID."""
-        if _is_uuid(name_or_uuid):
-            found = self.list_providers(uuid=name_or_uuid)
-        else:
-            found = self.list_providers(name=name_or_uuid)
-        if not found:
-            raise exceptions.CommandError(
-                "No resource provider with a name or UUID of '%s' exists."
-                % name_or_uuid)
-        return found[0]
+        """A provider given by name or UUID."""
+        found = common.find_provider(self, name_or_uuid)
+        self._listed[found['uuid']] = found
+        return found
 
     def tree(self, root):
         """The providers of the tree rooted at ``root``, with details."""
@@ -190,7 +177,7 @@ class CloudReader:
 
     def _read_details(self, uuid):
         item = self._listed[uuid]
-        parts = {name: self.get(url.format(uuid=uuid))[key]
+        parts = {name: self.get_json(url.format(uuid=uuid))[key]
                  for name, url, key in DETAIL_URLS}
         return explain.Provider(
             uuid, item.get('name'), item.get('parent_provider_uuid'),
