@@ -331,7 +331,7 @@ AGGREGATE_NEEDS_TRAIT = (
 
 
 class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
-    """Dissociate all the traits from the resource provider <uuid>.
+    """Dissociate traits (all, or those given) from the provider <uuid>.
 
     The server does this without a generation check, so a concurrent
     ``resource provider trait set`` may win or lose; use ``trait set``
