@@ -170,7 +170,7 @@ class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
 TraitChange = collections.namedtuple('TraitChange', 'reads_current apply')
 REPLACE = TraitChange(False, lambda current, given: list(given))
 ADD = TraitChange(True, lambda current, given: current + [
-    name for name in given if name not in current])
+    name for name in dict.fromkeys(given) if name not in current])
 REMOVE = TraitChange(True, lambda current, given: [
     name for name in current if name not in given])
 CLEAR = TraitChange(True, lambda current, given: [])
@@ -201,6 +201,8 @@ class ProviderTraitWriter(bulk.ProviderWriter):
         traits = self.change.apply(current['traits'] if current else [],
                                    self.given)
         if current is not None and set(traits) == set(current['traits']):
+            # Nothing to change: a write would only move the generation
+            # and make a concurrent writer (nova-compute) retry.
             return current
         payload = {'resource_provider_generation': generation,
                    'traits': traits}

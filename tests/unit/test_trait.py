@@ -250,7 +250,8 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.given_traits(UUID2, 6, 'CUSTOM_A', 'HW_CPU_X86_SSE')
         self.given_traits(UUID3, 7)
         self.given_puts_echo()
-        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A')
+        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A',
+                                '--trait', 'CUSTOM_A')
         self.assert_ok(result)
         self.assertEqual(
             {self.traits_path(UUID1): {
