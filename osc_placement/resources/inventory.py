@@ -1,22 +1,18 @@
 """Commands for inventories (``openstack resource provider inventory ...``).
 
-``inventory set --aggregate`` writes to every provider of an aggregate. The
-writes go to different providers, so they run concurrently on a bounded
-thread pool; each provider is still written with a compare-and-swap on its
-generation, and a lost race is re-read and retried for that provider only.
+``inventory set --aggregate`` writes to every provider of an aggregate with
+the machinery of ``bulk``: concurrently, each provider with a
+compare-and-swap on its generation, a lost race re-read and retried for that
+provider only.
 """
-
-import logging
 
 from cliff import command
 from cliff import lister
 from cliff import show
-from osc_lib import exceptions
 
+from osc_placement.resources import bulk
 from osc_placement.resources import common
 from osc_placement import version
-
-LOG = logging.getLogger(__name__)
 
 PROVIDERS_URL = '/resource_providers'
 PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
@@ -51,16 +47,10 @@ RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
            'kind of resource a provider has, for example VCPU, MEMORY_MB, '
            'DISK_GB.')
 
-# A provider whose generation keeps changing under us, or whose writes
-# keep failing on the server, is given up on after this many attempts and
-# counted as a failure.
-MAX_ATTEMPTS = 8
-# Concurrent requests for --aggregate. Enough to hide the latency of one
-# request behind others, few enough not to swamp a small Placement, and no
-# more than the connections requests keeps per host (10): a thread beyond
-# that would open a new connection per request, and urllib3 would warn
-# about each one on stderr.
-WORKERS = 10
+# Attempts per provider and concurrent requests for --aggregate: the
+# shared bulk machinery's, named here too for inventory class set and tests.
+MAX_ATTEMPTS = bulk.MAX_ATTEMPTS
+WORKERS = bulk.WORKERS
 
 # Options that need more than the command does: (dest, applies, version).
 SET_GATES = (
@@ -124,40 +114,21 @@ def inventory_rows(inventories, prefix=()):
         for resource_class, fields in inventories.items()]
 
 
-class ProviderInventoryWriter:
+class ProviderInventoryWriter(bulk.ProviderWriter):
     """Writes the requested inventory to one provider.
 
-    Called once per provider, possibly from several threads at once; it
-    keeps no state between calls. A 409 because the provider's generation
-    moved is answered by reading the provider again and retrying; with
-    ``amend`` the merge is redone on what was read, so a concurrent change
-    to another class is kept. A server error (5xx: an overloaded server, a
-    locked SQLite database, a proxy timeout) is retried the same way after
-    a short pause: the write is a compare-and-swap on the generation, so
-    repeating it can never apply a change twice.
+    Retries as ``bulk.ProviderWriter`` does; with ``amend`` every attempt
+    redoes the merge on what it read, so a concurrent change to another
+    class is kept.
     """
+
+    action = 'set inventory'
 
     def __init__(self, placement, resources, amend=False, dry_run=False):
         self.placement = placement
         self.resources = resources
         self.amend = amend
         self.dry_run = dry_run
-
-    def __call__(self, provider):
-        uuid = provider['uuid']
-        generation = provider['generation']
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                return self._attempt(uuid, generation)
-            except Exception as exc:
-                if attempt == MAX_ATTEMPTS or not common.is_retryable(exc):
-                    raise
-                LOG.debug('Setting inventory of resource provider %s failed '
-                          '(%s); retrying (attempt %d)', uuid, exc,
-                          attempt + 1)
-                common.back_off(exc, attempt)
-                # Whatever went wrong, the generation we have may be stale.
-                generation = None
 
     def _attempt(self, uuid, generation):
         current = None
@@ -254,38 +225,13 @@ class SetInventory(common.PlacementCommand, lister.Lister):
         return RESOURCE_COLUMNS, inventory_rows(result['inventories'])
 
     def _set_aggregate(self, aggregate, writer):
-        providers = self._aggregate_members(aggregate)
-        progress = common.StderrProgress('Setting inventory')
-        results = common.run_concurrently(writer, providers, WORKERS,
-                                          progress)
-        self._report_failures(providers, results)
+        providers, results = bulk.write_aggregate(
+            self, aggregate, writer, 'Setting inventory')
         rows = []
         for provider, result in zip(providers, results):
             rows += inventory_rows(result['inventories'],
                                    prefix=(provider['uuid'],))
         return ('resource_provider',) + RESOURCE_COLUMNS, rows
-
-    def _aggregate_members(self, aggregate):
-        # A bare UUID (no "in:") is what upstream sends, and 1.3 accepts.
-        providers = self.get_json(PROVIDERS_URL, member_of=aggregate)
-        if not providers['resource_providers']:
-            raise exceptions.CommandError(
-                'No resource providers found in aggregate with uuid %s.'
-                % aggregate)
-        return providers['resource_providers']
-
-    @staticmethod
-    def _report_failures(providers, results):
-        failed = 0
-        for provider, result in zip(providers, results):
-            if isinstance(result, Exception):
-                failed += 1
-                LOG.error('Failed to set inventory for resource provider '
-                          '%s: %s.', provider['uuid'], result)
-        if failed:
-            raise exceptions.CommandError(
-                'Failed to set inventory for %d of %d resource providers.'
-                % (failed, len(providers)))
 
 
 class SetClassInventory(common.PlacementCommand, show.ShowOne):

@@ -1,18 +1,34 @@
 """Commands for traits (``openstack trait ...``) and provider traits
-(``openstack resource provider trait ...``)."""
+(``openstack resource provider trait ...``).
+
+``resource provider trait set/delete --aggregate`` write every provider of
+an aggregate with the machinery ``inventory set --aggregate`` uses (see
+``bulk``).
+"""
+
+import collections
 
 from cliff import command
 from cliff import lister
 from cliff import show
+from osc_lib import exceptions
 
+from osc_placement.resources import bulk
 from osc_placement.resources import common
 
 BASE_URL = '/traits'
 RP_URL = '/resource_providers/{uuid}'
 RP_TRAITS_URL = RP_URL + '/traits'
 FIELDS = ('name',)
+AGGREGATE_FIELDS = ('resource_provider',) + FIELDS
 # Every trait command arrived with traits themselves.
 TRAITS_VERSION = '1.6'
+# Options that need more than the command does: (dest, applies, version).
+# Listing an aggregate's providers (member_of) arrived before traits, so
+# this never fails on its own today; it is kept as the rule it is.
+AGGREGATE_GATES = (
+    ('aggregate', bool, '1.3'),
+)
 
 
 def trait_url(name):
@@ -148,6 +164,101 @@ class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
         return name_rows(body['traits'])
 
 
+# How a provider's new trait list is made from its current one and the
+# names given. ``reads_current``: the new list depends on the current one,
+# so every attempt reads it (and the generation with it) first.
+TraitChange = collections.namedtuple('TraitChange', 'reads_current apply')
+REPLACE = TraitChange(False, lambda current, given: list(given))
+ADD = TraitChange(True, lambda current, given: current + [
+    name for name in dict.fromkeys(given) if name not in current])
+REMOVE = TraitChange(True, lambda current, given: [
+    name for name in current if name not in given])
+CLEAR = TraitChange(True, lambda current, given: [])
+
+
+class ProviderTraitWriter(bulk.ProviderWriter):
+    """Applies a ``TraitChange`` to one provider.
+
+    Retries as ``bulk.ProviderWriter`` does; a change that reads the
+    current traits redoes itself on what it read, so a trait another
+    client set meanwhile is kept. A provider the change would leave as it
+    is, is not written: its generation does not move, so running the same
+    command again disturbs nobody.
+    """
+
+    def __init__(self, placement, change, given, action, dry_run=False):
+        self.placement = placement
+        self.change = change
+        self.given = given
+        self.action = action
+        self.dry_run = dry_run
+
+    def _attempt(self, uuid, generation):
+        current = None
+        if self.change.reads_current or generation is None:
+            current = self._read(uuid)
+            generation = current['resource_provider_generation']
+        traits = self.change.apply(current['traits'] if current else [],
+                                   self.given)
+        if current is not None and set(traits) == set(current['traits']):
+            # Nothing to change: a write would only move the generation
+            # and make a concurrent writer (nova-compute) retry.
+            return current
+        payload = {'resource_provider_generation': generation,
+                   'traits': traits}
+        if self.dry_run:
+            return payload
+        return self._write(uuid, payload)
+
+    def _read(self, uuid):
+        return self.placement.request(
+            'GET', RP_TRAITS_URL.format(uuid=uuid)).json()
+
+    def _write(self, uuid, payload):
+        return self.placement.request(
+            'PUT', RP_TRAITS_URL.format(uuid=uuid), json=payload).json()
+
+
+def add_aggregate_arguments(parser, verb):
+    """``--aggregate`` and ``--dry-run``, as ``inventory set`` has them."""
+    parser.add_argument(
+        '--aggregate', action='store_true',
+        help='The positional UUID is an aggregate: %s the traits of every '
+             'resource provider in it, several at a time. Not atomic: a '
+             'provider that fails is reported and the others are still '
+             'written. This option requires at least '
+             '``--os-placement-api-version 1.3``.' % verb)
+    parser.add_argument(
+        '--dry-run', action='store_true',
+        help='Show the traits each resource provider would have, without '
+             'changing them.')
+
+
+def write_traits(command, parsed_args, writer, progress_label):
+    """Run ``writer`` on the provider, or on every member of the aggregate;
+    rows of the traits each provider has (or, dry, would have) after."""
+    if not parsed_args.aggregate:
+        result = writer({'uuid': parsed_args.uuid, 'generation': None})
+        return name_rows(result['traits'])
+    providers, results = bulk.write_aggregate(
+        command, parsed_args.uuid, writer, progress_label)
+    return AGGREGATE_FIELDS, [
+        (provider['uuid'], name)
+        for provider, result in zip(providers, results)
+        for name in result['traits']]
+
+
+def check_traits_exist(command, names):
+    """Fail, as the server would, when a name is not a trait."""
+    if not names:
+        return
+    known = command.get_json(BASE_URL, name='in:' + ','.join(names))
+    missing = [name for name in names if name not in known['traits']]
+    if missing:
+        raise exceptions.CommandError(
+            'No such trait(s): %s.' % ', '.join(missing))
+
+
 class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
     """Associate traits with the resource provider <uuid>.
 
@@ -156,6 +267,19 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
     read first and sent back, so a concurrent change to the provider fails
     with HTTP 409 instead of being overwritten.
 
+    With ``--amend`` the traits given are added to the provider's own and
+    none is removed; a provider that already has them all is not written.
+    A write refused because the provider changed meanwhile is then read
+    again and retried, since the addition is redone on the fresh traits.
+
+    With ``--aggregate`` the positional UUID is an aggregate, and every
+    provider in it is set, several at a time, each retried as with
+    ``--amend``. This is not atomic: a provider that fails is reported and
+    the others are still set; the command then fails with ``Failed to set
+    traits for N of M resource providers.`` Without ``--amend`` every
+    provider of the aggregate loses the traits not given, including those
+    the compute service reports: use ``--amend`` to add a trait.
+
     This command requires at least ``--os-placement-api-version 1.6``.
     """
 
@@ -163,13 +287,35 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        add_provider_argument(parser)
+        parser.add_argument(
+            'uuid', metavar='<uuid>',
+            help='UUID of the resource provider or UUID of the aggregate, '
+                 'if --aggregate is specified.')
         parser.add_argument(
             '--trait', metavar='<trait>', default=[], action='append',
             help='Name of the trait. May be repeated.')
+        parser.add_argument(
+            '--amend', action='store_true',
+            help='Add the traits given to those the resource provider has, '
+                 'instead of replacing them.')
+        add_aggregate_arguments(parser, 'set')
         return parser
 
     def take_action(self, parsed_args):
+        common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
+        if not (parsed_args.aggregate or parsed_args.amend
+                or parsed_args.dry_run):
+            return self._replace_once(parsed_args)
+        writer = ProviderTraitWriter(
+            self.placement, ADD if parsed_args.amend else REPLACE,
+            parsed_args.trait, 'set traits', dry_run=parsed_args.dry_run)
+        if parsed_args.dry_run:
+            # The server is not asked, so it cannot refuse a misspelt name.
+            check_traits_exist(self, parsed_args.trait)
+        return write_traits(self, parsed_args, writer, 'Setting traits')
+
+    def _replace_once(self, parsed_args):
+        # Upstream's: one attempt; a concurrent change fails with 409.
         provider = self.get_json(RP_URL.format(uuid=parsed_args.uuid))
         payload = {'resource_provider_generation': provider['generation'],
                    'traits': parsed_args.trait}
@@ -179,12 +325,31 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
         return name_rows(body['traits'])
 
 
-class DeleteResourceProviderTrait(common.PlacementCommand, command.Command):
-    """Dissociate all the traits from the resource provider <uuid>.
+AGGREGATE_NEEDS_TRAIT = (
+    '--aggregate needs --trait: removing every trait of every resource '
+    'provider in an aggregate is not offered; name the traits to remove '
+    '(to clear them all, "resource provider trait set <aggregate> '
+    '--aggregate" with no --trait replaces them with none).')
+
+
+class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
+    """Dissociate traits (all, or those given) from the provider <uuid>.
 
     The server does this without a generation check, so a concurrent
     ``resource provider trait set`` may win or lose; use ``trait set``
     with no ``--trait`` for a checked removal.
+
+    With ``--trait`` only the traits given are removed and the others are
+    kept; the removal is checked against the provider generation and
+    retried on a concurrent change. A provider that has none of them is
+    not written. An unknown trait name is refused before anything is
+    changed. The traits left are listed.
+
+    With ``--aggregate`` (which needs ``--trait``) the positional UUID is an
+    aggregate, and the traits are removed from every provider in it,
+    several at a time. This is not atomic: a provider that fails is
+    reported and the others are still changed; the command then fails with
+    ``Failed to delete traits for N of M resource providers.``
 
     This command requires at least ``--os-placement-api-version 1.6``.
     """
@@ -193,9 +358,39 @@ class DeleteResourceProviderTrait(common.PlacementCommand, command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        add_provider_argument(parser)
+        parser.add_argument(
+            'uuid', metavar='<uuid>',
+            help='UUID of the resource provider or UUID of the aggregate, '
+                 'if --aggregate is specified.')
+        parser.add_argument(
+            '--trait', metavar='<trait>', default=[], action='append',
+            help='Name of a trait to remove, keeping the others. May be '
+                 'repeated.')
+        add_aggregate_arguments(parser, 'change')
+        # Kept to report --aggregate without --trait as a usage error.
+        self._parser = parser
         return parser
 
     def take_action(self, parsed_args):
-        self.placement.request('DELETE',
-                               RP_TRAITS_URL.format(uuid=parsed_args.uuid))
+        common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
+        if parsed_args.aggregate and not parsed_args.trait:
+            self._parser.error(AGGREGATE_NEEDS_TRAIT)
+        if not (parsed_args.trait or parsed_args.dry_run):
+            # Upstream's: everything goes, unchecked; nothing is printed.
+            self.placement.request(
+                'DELETE', RP_TRAITS_URL.format(uuid=parsed_args.uuid))
+            return (), ()
+        # The server never sees the names removed (only the traits kept
+        # are sent), so a misspelt one would otherwise remove nothing,
+        # quietly.
+        check_traits_exist(self, parsed_args.trait)
+        writer = ProviderTraitWriter(
+            self.placement, REMOVE if parsed_args.trait else CLEAR,
+            parsed_args.trait, 'delete traits', dry_run=parsed_args.dry_run)
+        return write_traits(self, parsed_args, writer, 'Deleting traits')
+
+    def produce_output(self, parsed_args, column_names, data):
+        # Upstream's delete of every trait prints nothing, not even the
+        # empty line an empty table would be.
+        if column_names:
+            super().produce_output(parsed_args, column_names, data)

@@ -1,6 +1,10 @@
 import json
 from urllib import parse
 
+import fixtures
+
+from tests.unit import commands
+from tests.unit.commands import AGG, UUID1, UUID2, UUID3
 from tests.unit import fakes
 from tests.unit import shell
 
@@ -175,3 +179,170 @@ class TestResourceProviderTrait(TraitTestCase):
     def test_gates(self):
         for argv in (('list', RP), ('set', RP), ('delete', RP)):
             self.assert_needs_1_6('resource', 'provider', 'trait', *argv)
+
+
+class TestResourceProviderTraitAggregate(commands.CommandTestCase):
+    """``trait set/delete --aggregate``, ``--amend``, ``--trait``,
+    ``--dry-run`` on a fake transport."""
+
+    providers = (UUID1, UUID2, UUID3)
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0))
+
+    @staticmethod
+    def traits_url(uuid):
+        return commands.url('/resource_providers/%s/traits' % uuid)
+
+    @staticmethod
+    def traits_path(uuid):
+        return '/resource_providers/%s/traits' % uuid
+
+    def given_members(self, uuids=providers):
+        self.transport.get(commands.url('/resource_providers'), json={
+            'resource_providers': [
+                commands.provider(uuid, generation=index)
+                for index, uuid in enumerate(uuids)]})
+
+    def given_traits(self, uuid, generation, *traits):
+        self.transport.get(self.traits_url(uuid), json={
+            'traits': list(traits),
+            'resource_provider_generation': generation})
+
+    def given_puts_echo(self, uuids=providers):
+        def echo(request, context):
+            body = request.json()
+            return dict(body, resource_provider_generation=body[
+                'resource_provider_generation'] + 1)
+        for uuid in uuids:
+            self.transport.put(self.traits_url(uuid), json=echo)
+
+    def trait_cmd(self, action, *argv, version='1.6'):
+        return self.run_cmd('resource', 'provider', 'trait', action, AGG,
+                            '--aggregate', *argv, version=version)
+
+    def puts(self):
+        return {path: body for method, path, _, body in self.sent()
+                if method == 'PUT'}
+
+    def test_set_replaces_with_the_listed_generations(self):
+        self.given_members()
+        self.given_puts_echo()
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '-f', 'json')
+        self.assert_ok(result)
+        self.assertEqual(('GET', '/resource_providers',
+                          {'member_of': [AGG]}, None), self.sent()[0])
+        # Replacing needs no read: the listing gave the generations.
+        self.assertEqual(
+            {self.traits_path(uuid): {'traits': ['CUSTOM_A'],
+                                      'resource_provider_generation': index}
+             for index, uuid in enumerate(self.providers)}, self.puts())
+        self.assertEqual(4, len(self.sent()))
+        self.assertEqual(
+            [{'resource_provider': uuid, 'name': 'CUSTOM_A'}
+             for uuid in self.providers], self.json_out(result))
+
+    def test_amend_adds_and_skips_members_that_have_them(self):
+        self.given_members()
+        self.given_traits(UUID1, 5, 'HW_CPU_X86_SSE')
+        self.given_traits(UUID2, 6, 'CUSTOM_A', 'HW_CPU_X86_SSE')
+        self.given_traits(UUID3, 7)
+        self.given_puts_echo()
+        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A',
+                                '--trait', 'CUSTOM_A')
+        self.assert_ok(result)
+        self.assertEqual(
+            {self.traits_path(UUID1): {
+                'traits': ['HW_CPU_X86_SSE', 'CUSTOM_A'],
+                'resource_provider_generation': 5},
+             self.traits_path(UUID3): {
+                'traits': ['CUSTOM_A'], 'resource_provider_generation': 7}},
+            self.puts())
+
+    def test_generation_conflict_is_read_again_and_retried(self):
+        self.given_members((UUID1,))
+        self.transport.get(self.traits_url(UUID1), [
+            {'json': {'traits': ['CUSTOM_B'],
+                      'resource_provider_generation': 1}},
+            {'json': {'traits': ['CUSTOM_B', 'CUSTOM_C'],
+                      'resource_provider_generation': 2}}])
+        self.transport.put(self.traits_url(UUID1), [
+            commands.error(409, 'resource provider generation conflict',
+                           code='placement.concurrent_update'),
+            {'json': {'traits': [], 'resource_provider_generation': 3}}])
+        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A')
+        self.assert_ok(result)
+        first, second = self.bodies('PUT')
+        self.assertEqual(1, first['resource_provider_generation'])
+        self.assertEqual({'traits': ['CUSTOM_B', 'CUSTOM_C', 'CUSTOM_A'],
+                          'resource_provider_generation': 2}, second)
+
+    def test_failures_are_reported_and_summed_up(self):
+        self.given_members()
+        self.given_puts_echo((UUID1, UUID3))
+        self.transport.put(self.traits_url(UUID2), **commands.error(
+            400, 'No such trait CUSTOM_A'))
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A')
+        self.assertEqual(1, result.code)
+        self.assertEqual('', result.stdout)
+        self.assertEqual(
+            ['Failed to set traits for resource provider %s: No such trait '
+             'CUSTOM_A (HTTP 400).' % UUID2,
+             'Failed to set traits for 1 of 3 resource providers.'],
+            result.stderr.strip().splitlines())
+        # A 400 is not retried.
+        self.assertEqual(3, len(self.bodies('PUT')))
+
+    def test_dry_run_writes_nothing(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 5, 'CUSTOM_B')
+        self.transport.get(commands.url('/traits'),
+                           json={'traits': ['CUSTOM_A']})
+        result = self.trait_cmd('set', '--amend', '--dry-run',
+                                '--trait', 'CUSTOM_A', '-f', 'json')
+        self.assert_ok(result)
+        self.assertEqual(['GET'] * 3, [r[0] for r in self.sent()])
+        self.assertEqual(['CUSTOM_B', 'CUSTOM_A'],
+                         [row['name'] for row in self.json_out(result)])
+
+    def test_delete_needs_trait_and_sends_nothing(self):
+        result = self.trait_cmd('delete')
+        self.assertEqual(2, result.code)
+        self.assertIn('--aggregate needs --trait', result.stderr)
+        self.assertEqual([], self.sent())
+
+    def test_delete_checks_the_names_then_removes_only_them(self):
+        self.transport.get(commands.url('/traits'),
+                           json={'traits': ['CUSTOM_A']})
+        self.given_members((UUID1, UUID2))
+        self.given_traits(UUID1, 5, 'CUSTOM_A', 'CUSTOM_B')
+        self.given_traits(UUID2, 6, 'CUSTOM_B')
+        self.given_puts_echo((UUID1, UUID2))
+        result = self.trait_cmd('delete', '--trait', 'CUSTOM_A')
+        self.assert_ok(result)
+        self.assertEqual(('GET', '/traits', {'name': ['in:CUSTOM_A']}, None),
+                         self.sent()[0])
+        self.assertEqual({self.traits_path(UUID1): {
+            'traits': ['CUSTOM_B'], 'resource_provider_generation': 5}},
+            self.puts())
+
+    def test_delete_unknown_name_changes_nothing(self):
+        self.transport.get(commands.url('/traits'), json={'traits': []})
+        result = self.trait_cmd('delete', '--trait', 'CUSTOM_TYPO')
+        self.assertEqual(1, result.code)
+        self.assertEqual('No such trait(s): CUSTOM_TYPO.',
+                         result.stderr.strip())
+        self.assertEqual(['GET'], [r[0] for r in self.sent()])
+
+    def test_one_provider_without_new_options_is_not_retried(self):
+        """Upstream's set: a concurrent change fails the command."""
+        self.transport.get(commands.url('/resource_providers/' + UUID1),
+                           json=commands.provider(UUID1, generation=4))
+        self.transport.put(self.traits_url(UUID1), **commands.error(
+            409, 'generation conflict', code='placement.concurrent_update'))
+        result = self.run_cmd('resource', 'provider', 'trait', 'set', UUID1,
+                              '--trait', 'CUSTOM_A', version='1.6')
+        self.assertEqual(1, result.code)
+        self.assertEqual(1, len(self.bodies('PUT')))
