@@ -399,7 +399,6 @@ def _loaded_auth(options, auth_type):
     required options, then a password prompt, then osc-lib's checks."""
     from keystoneauth1 import exceptions as ks_exc
     from keystoneauth1 import loading
-    from osc_lib.api import auth as osc_auth
 
     try:
         loader = loading.get_plugin_loader(auth_type)
@@ -419,9 +418,37 @@ def _loaded_auth(options, auth_type):
     for opt in plugin_options:
         if getattr(opt, 'prompt', None) and opt.dest not in given:
             given[opt.dest] = prompt_for_secret(opt.prompt)
-    osc_auth.check_valid_authentication_options(
-        argparse.Namespace(auth=given), auth_type)
+    check_identity_options(given, {opt.dest for opt in plugin_options},
+                           auth_type)
     return loader.load_from_options(**given)
+
+
+# What openstack asks for when a plugin takes an option and it is missing,
+# in its words (osc-lib's checks; osc_lib.api.auth itself is not imported,
+# as it pulls in openstacksdk).
+_IDENTITY_HINTS = (
+    ('password', ('username', 'user_id'),
+     'Set a username with --os-username, OS_USERNAME, or auth.username or '
+     'set a user-id with --os-user-id, OS_USER_ID, or auth.user_id'),
+    ('auth_url', ('auth_url',),
+     'Set an authentication URL, with --os-auth-url, OS_AUTH_URL or '
+     'auth.auth_url'),
+    ('url', ('url',), 'Set a service URL, with --os-url, OS_URL or auth.url'),
+    ('token', ('token',),
+     'Set a token with --os-token, OS_TOKEN or auth.token'),
+)
+
+
+def check_identity_options(given, plugin_dests, auth_type):
+    """Fail with openstack's hints when identity options are missing."""
+    if not given and auth_type != NO_AUTH:
+        hints = ['Set a cloud-name with --os-cloud or OS_CLOUD']
+    else:
+        hints = [hint for option, any_of, hint in _IDENTITY_HINTS
+                 if option in plugin_dests
+                 and not any(given.get(name) for name in any_of)]
+    if hints:
+        _fail('Missing parameter(s): \n%s' % '\n'.join(hints))
 
 
 def prompt_for_secret(prompt):
