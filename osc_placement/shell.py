@@ -349,8 +349,10 @@ def authenticate(session):
     """Get the token before the command runs, as openstack does, so an
     unreachable or refusing Identity service is reported as such and not
     as a failed Placement request."""
-    from keystoneauth1 import identity
-    if isinstance(session.auth, identity.BaseIdentityPlugin):
+    # Identity plugins get their token from an Identity service; asked by
+    # duck type, since importing keystoneauth1.identity to check costs
+    # token/endpoint runs more than the check.
+    if hasattr(session.auth, 'get_access'):
         session.get_token()
 
 
