@@ -246,6 +246,13 @@ class TestCommandsAndOutput(ShellTestCase):
         self.assertTrue(names, 'no placement entry points found')
         self.assertEqual(set(), names - listed)
 
+    def test_command_help_needs_no_auth_and_sends_nothing(self):
+        code, out, err = self.run_shell('resource', 'provider', 'list',
+                                        '--help')
+        self.assertEqual(0, code, err)
+        self.assertIn('usage: placement resource provider list', out)
+        self.assertIn('--in-tree', out)  # options of the newest version
+
     def test_connection_error_names_the_endpoint(self):
         code, out, err = self.run_shell(
             '--os-token', 't', '--os-endpoint', DEAD_ENDPOINT,
