@@ -37,6 +37,11 @@ NO_AUTH = 'none'
 # project domain, as osc-lib does for Identity v3.
 DEFAULT_DOMAIN_AUTH = ('password', 'v3password', 'v3totp')
 
+# Auth types whose options are all in AUTH_OPTIONS below.
+LISTED_AUTH = TOKEN_ENDPOINT_AUTH + (
+    NO_AUTH, 'password', 'v3password', 'token', 'v3token',
+    'v3applicationcredential')
+
 # The keystoneauth1 options scripts pass to ``openstack`` for the auth types
 # we document (admin_token, none, password, v3password, token, v3token,
 # v3applicationcredential). Each is --os-NAME, env OS_NAME, dest NAME, as
@@ -250,9 +255,7 @@ class PlacementShell(app.App):
 
     def run(self, argv):
         auth_type = auth_type_from_argv(argv)
-        if auth_type and auth_type not in TOKEN_ENDPOINT_AUTH + (
-                NO_AUTH, 'password', 'v3password', 'token', 'v3token',
-                'v3applicationcredential'):
+        if auth_type and auth_type not in LISTED_AUTH:
             self._add_plugin_options(auth_type)
         return super().run(argv)
 
