@@ -192,6 +192,18 @@ class TestPasswordAuth(ShellTestCase):
             method.application_credential_id,
             method.application_credential_secret))
 
+    def test_listed_auth_types_have_all_their_options(self):
+        from keystoneauth1 import loading
+        # Compared by dest: the value is read from the parsed options
+        # under the plugin option's dest.
+        listed = {name.replace('-', '_') for name, _ in shell.AUTH_OPTIONS}
+        for auth_type in shell.LISTED_AUTH:
+            if auth_type == 'token_endpoint':
+                continue  # openstack's other name for admin_token
+            dests = {opt.dest for opt in
+                     loading.get_plugin_loader(auth_type).get_options()}
+            self.assertEqual(set(), dests - listed, auth_type)
+
     def test_other_auth_types_get_their_options(self):
         # v3totp's --os-passcode is not in AUTH_OPTIONS; it is registered
         # once --os-auth-type names the type.
