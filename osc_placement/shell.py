@@ -81,7 +81,9 @@ def env(name, default=None):
     if value:
         return value
     fallback = _ENV_FALLBACK.get(name)
-    return os.environ.get(fallback) or default if fallback else default
+    if fallback and os.environ.get(fallback):
+        return os.environ[fallback]
+    return default
 
 
 def auth_option_env(name):
