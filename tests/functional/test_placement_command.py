@@ -247,6 +247,16 @@ class TestPasswordAuth(base.FunctionalTestCase):
         self.assertEqual((theirs.code, theirs.stdout),
                          (ours.code, ours.stdout))
 
+    def test_region_and_interface_from_the_environment(self):
+        for name, value in (('OS_REGION_NAME', 'RegionTwo'),
+                            ('OS_INTERFACE', 'internal'),
+                            ('OS_PASSWORD', 'secret')):
+            self.useFixture(fixtures.EnvironmentVariable(name, value))
+        ours = run_shell(placement_shell.PlacementShell, self.auth + [
+            'resource', 'provider', 'list', '-f', 'json'])
+        self.assertEqual(0, ours.code, ours.stderr)
+        self.assertIsInstance(json.loads(ours.stdout), list)
+
     def test_default_interface_is_public(self):
         ours = run_shell(placement_shell.PlacementShell, self.auth + [
             '--os-password', 'secret', '--os-region-name', 'RegionTwo',
