@@ -196,6 +196,23 @@ class FunctionalTestCase(testtools.TestCase):
         forget_cached_placement_client()
         return Result(code, out.getvalue(), err.getvalue())
 
+    def run_placement(self, argv, version=None):
+        """``run_openstack`` through the standalone ``placement`` shell."""
+        from osc_placement import shell as placement_shell
+        base = ['--os-auth-type', 'admin_token', '--os-token', 'admin',
+                '--os-endpoint', self.placement.endpoint]
+        chosen = version or self.VERSION
+        if chosen:
+            base += ['--os-placement-api-version', chosen]
+        out, err = io.StringIO(), io.StringIO()
+        with fixtures.MonkeyPatch('sys.stdout', out), \
+                fixtures.MonkeyPatch('sys.stderr', err):
+            try:
+                code = placement_shell.PlacementShell().run(base + argv)
+            except SystemExit as exit_:
+                code = exit_.code
+        return Result(code, out.getvalue(), err.getvalue())
+
     def openstack(self, command, may_fail=False, use_json=False,
                   version=None):
         """Run ``openstack <command>``; parse JSON output when asked.
