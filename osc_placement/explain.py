@@ -428,7 +428,7 @@ def explain_tree(hoods, request, helpers=()):
     if not verdict:
         if all(per_group) and all(f.result == PASS for f in root_findings):
             findings += combination_findings(hood, request, per_group)
-        findings += _helper_findings(hood, request, per_group, helpers)
+        findings += _helper_findings(hood, request, helpers)
         if not any(f.result == FAIL for f in findings):
             findings.append(Finding(root, None, 'combination', '',
                                     'no combination of the groups fits',
@@ -439,13 +439,16 @@ def explain_tree(hoods, request, helpers=()):
 def _marked_moot(hood, group, choices, findings):
     """A group some provider meets, or a class of the unsuffixed group
     some provider takes, is not why the tree fails: the other providers'
-    failed checks for it are moot."""
+    failed checks for it are moot. So is a sharing provider of another
+    tree lacking a class: it is there for the classes it has."""
     taken = set()
     if not group.suffix:
         taken = {'%s=%d' % (rc, n) for rc, n in group.resources.items()
                  if class_takers(hood, group, rc)}
+    servers = {p.uuid for p in hood.servers}
     for finding in findings:
-        moot = bool(choices) or finding.wanted in taken
+        moot = (bool(choices) or finding.wanted in taken
+                or (finding.check == 'class' and finding.provider in servers))
         yield finding._replace(moot=moot) if moot else finding
 
 
@@ -651,24 +654,36 @@ def _fault_finding(hood, check, detail):
                    'needs several providers of one tree', FAIL)
 
 
-def _helper_findings(hood, request, per_group, helpers):
+def missing_classes(hood, request):
+    """``{class: amount}`` that no provider around the tree has room for,
+    in a group that nothing around the tree meets."""
+    missing = {}
+    for group in request.groups:
+        if group_choices(hood, group):
+            continue
+        for rc, amount in group.resources.items():
+            if not any(p.fits_one_request(rc, amount)
+                       for p in hood.providers):
+                missing[rc] = max(amount, missing.get(rc, 0))
+    return missing
+
+
+def _helper_findings(hood, request, helpers):
     """Sharing providers with room for a class the tree cannot supply,
     that do not serve it: no aggregate in common with the tree.
 
-    ``helpers``: ``(rc, amount, provider)`` for sharing providers that have
-    room for ``amount`` of ``rc``, as the server's provider list says.
+    ``helpers``: ``(rc, amount, provider, how many)`` for some of the
+    sharing providers that have room for ``amount`` of ``rc`` (as the
+    server's provider list says) and do not serve the tree; ``how many``
+    of them there are in all.
     """
-    missing = set()
-    for group, choices in zip(request.groups, per_group):
-        if not choices:
-            missing |= {rc for rc, amount in group.resources.items()
-                        if not any(p.fits_one_request(rc, amount)
-                                   for p in hood.providers)}
+    missing = missing_classes(hood, request)
     serving = {p.uuid for p in hood.providers}
-    for rc, amount, helper in helpers:
+    for rc, amount, helper, count in helpers:
         if rc in missing and helper.uuid not in serving:
             yield Finding(
                 helper.uuid, None, 'sharing',
                 'an aggregate of the tree for %s=%d' % (rc, amount),
-                'aggregates: %s' % (','.join(sorted(helper.aggregates))
-                                    or 'none'), FAIL)
+                'aggregates: %s%s' % (
+                    ','.join(sorted(helper.aggregates)) or 'none',
+                    '' if count == 1 else ' (one of %d)' % count), FAIL)

@@ -34,6 +34,9 @@ DETAIL_URLS = (
 READ_VERSION = '1.18'
 # The server's own check of the request costs one candidate at most.
 LIMIT_VERSION = '1.16'
+# Sharing providers named per missing class when a tree fails: enough to
+# show where the room is, few enough to read on a cloud with hundreds.
+HELPERS = 3
 # Concurrent reads, as many as requests keeps connections per host.
 WORKERS = 10
 EXPLAIN_COLUMNS = ('tree', 'provider', 'group', 'check', 'wanted', 'found',
@@ -133,6 +136,8 @@ class CloudReader:
         self._listed = {}      # uuid -> listing dict
         self._details = {}     # uuid -> explain.Provider
         self._trees = {}       # root uuid -> [uuid]
+        self._sharing = None   # uuids of every sharing provider
+        self._served = {}      # sharing provider uuid -> roots it serves
 
     def get_json(self, url, **params):
         ver = self.placement.api_version
@@ -199,6 +204,24 @@ class CloudReader:
         return {item.get('root_provider_uuid') or item['uuid']
                 for item in found}
 
+    def trees_served_by(self, uuids):
+        """The roots of ``uuids``' trees, and of the trees those that are
+        sharing providers serve."""
+        if self._sharing is None:
+            self._sharing = _uuids(self.list_providers(
+                required=explain.SHARING_TRAIT))
+        trees = {self._listed[u].get('root_provider_uuid') or u
+                 for u in uuids}
+        for uuid in sorted(set(uuids) & self._sharing):
+            if uuid not in self._served:
+                aggregates = self.get_json(
+                    PROVIDER_URL.format(uuid=uuid) + '/aggregates')
+                self._served[uuid] = self.roots_in(
+                    aggregates['aggregates']) if aggregates['aggregates'] \
+                    else set()
+            trees |= self._served[uuid]
+        return trees
+
     def root_of(self, uuid):
         """The root of provider ``uuid``, or None if there is none."""
         found = self.list_providers(uuid=uuid)
@@ -229,15 +252,25 @@ class CloudReader:
             hoods.append(self.neighbourhood(other, in_tree_roots))
         return hoods
 
-    def helpers(self, request):
-        """``(rc, amount, provider)`` for every sharing provider with room
-        for a class of the request."""
+    def helpers(self, hood, missing):
+        """``(rc, amount, provider, how many)`` for up to HELPERS sharing
+        providers per class in ``missing`` that have room for it but do
+        not serve the tree; each provider with its aggregates only."""
         found = []
-        for rc, amount in sorted(request.classes.items()):
-            listed = self.list_providers(resources='%s:%d' % (rc, amount),
-                                         required=explain.SHARING_TRAIT)
-            for provider in self.details([item['uuid'] for item in listed]):
-                found.append((rc, amount, provider))
+        serving = {p.uuid for p in hood.providers}
+        for rc, amount in sorted(missing.items()):
+            listed = [item for item in self.list_providers(
+                resources='%s:%d' % (rc, amount),
+                required=explain.SHARING_TRAIT)
+                if item['uuid'] not in serving]
+            for item in listed[:HELPERS]:
+                aggregates = self.get_json(PROVIDER_URL.format(
+                    uuid=item['uuid']) + '/aggregates')['aggregates']
+                provider = explain.Provider(
+                    item['uuid'], item.get('name'),
+                    item.get('parent_provider_uuid'),
+                    item.get('root_provider_uuid'), aggregates=aggregates)
+                found.append((rc, amount, provider, len(listed)))
         return found
 
 
@@ -255,7 +288,8 @@ def explain_rows(reader, request, names, all_checks):
         hoods = reader.neighbourhoods(root, in_tree_roots)
         # Sharing providers elsewhere are read only for trees that fail.
         helpers = () if explain.is_candidate(hoods, request, root) \
-            else reader.helpers(request)
+            else reader.helpers(hoods[0], explain.missing_classes(
+                hoods[0], request))
         verdict, findings = explain.explain_tree(hoods, request, helpers)
         rows += tree_rows(reader.name, root, verdict, findings, all_checks)
     return rows
@@ -322,6 +356,7 @@ def _group_funnel(reader, group, root_of, all_trees):
     unsuffixed group's criteria may be met by different providers of a
     tree (a NUMA node has the VCPU, the root the disk), so there a tree
     stays in while each criterion so far is met by one of its providers.
+    A sharing provider meets a criterion for every tree it serves.
     """
     remaining_providers = set(root_of)
     remaining_trees = set(all_trees)
@@ -329,9 +364,9 @@ def _group_funnel(reader, group, root_of, all_trees):
         passing = _uuids(reader.list_providers(**params))
         if group.suffix:
             remaining_providers &= passing
-            remaining_trees = {root_of[u] for u in remaining_providers}
+            remaining_trees = reader.trees_served_by(remaining_providers)
         else:
-            remaining_trees &= {root_of[u] for u in passing if u in root_of}
+            remaining_trees &= reader.trees_served_by(passing)
         yield criterion, passing, remaining_trees
 
 
