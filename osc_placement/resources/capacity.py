@@ -293,8 +293,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         request = parse_fit(parsed_args.fit) if parsed_args.fit else None
         common.check_option_gates(self, parsed_args, GATES)
         self._check_classes(parsed_args.resource_class or list(request or ()))
-        listed = self.get_json(PROVIDERS_URL,
-                               **self._query(parsed_args))['resource_providers']
+        listed = self.get_json(
+            PROVIDERS_URL, **self._query(parsed_args))['resource_providers']
         if not listed and parsed_args.in_tree:
             self._check_provider_exists(parsed_args.in_tree)
         if request:
