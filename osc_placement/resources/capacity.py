@@ -126,7 +126,8 @@ def parse_fit(text):
 # --- Capacity rows --------------------------------------------------------
 
 def used_percent(used, capacity):
-    return round(100.0 * used / capacity, 1) if capacity > 0 else None
+    # Empty, as a field the server did not send, when nothing can be used.
+    return round(100.0 * used / capacity, 1) if capacity > 0 else ''
 
 
 def provider_rows(provider, inventories, usages, classes=None):
@@ -154,7 +155,8 @@ def total_rows(rows):
         for index, value in enumerate((total, reserved, capacity, used,
                                        free)):
             acc[index] += value
-    return [(TOTAL, TOTAL, rc, total, reserved, None, capacity, used, free,
+    # A sum of ratios means nothing: the totals row leaves it empty.
+    return [(TOTAL, TOTAL, rc, total, reserved, '', capacity, used, free,
              used_percent(used, capacity))
             for rc, (total, reserved, capacity, used, free)
             in sorted(sums.items())]

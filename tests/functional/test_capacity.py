@@ -130,10 +130,10 @@ class CapacityListTests(CapacityTestCase):
             [self.b, 'DISK_GB', 100, 0, 1.0, 100, 0, 100, 0.0],
         ])
         totals = [
-            ['(total)', 'DISK_GB', 100, 0, None, 100, 0, 100, 0.0],
-            ['(total)', 'MEMORY_MB', 4096, 512, None, 3584, 1024, 2560,
+            ['(total)', 'DISK_GB', 100, 0, '', 100, 0, 100, 0.0],
+            ['(total)', 'MEMORY_MB', 4096, 512, '', 3584, 1024, 2560,
              28.6],
-            ['(total)', 'VCPU', 12, 1, None, 32, 3, 29, 9.4],
+            ['(total)', 'VCPU', 12, 1, '', 32, 3, 29, 9.4],
         ]
         columns = ['uuid', 'resource_class', 'total', 'reserved',
                    'allocation_ratio', 'capacity', 'used', 'free',

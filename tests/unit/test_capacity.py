@@ -57,8 +57,8 @@ class ArithmeticTests(testtools.TestCase):
                                        {'VCPU': inventory(4)}, {},
                                        classes=['VCPU'])
         self.assertEqual(
-            [('(total)', '(total)', 'DISK_GB', 10, 0, None, 10, 0, 10, 0.0),
-             ('(total)', '(total)', 'VCPU', 12, 1, None, 32, 7, 25, 21.9)],
+            [('(total)', '(total)', 'DISK_GB', 10, 0, '', 10, 0, 10, 0.0),
+             ('(total)', '(total)', 'VCPU', 12, 1, '', 32, 7, 25, 21.9)],
             capacity.total_rows(rows))
 
 
