@@ -13,8 +13,9 @@ extra ``--debug`` run, not timed):
     python -m benchmarks.capacity_list \\
         --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
 
-741 nodes make 1,000 providers, 7,407 nodes 10,000. ``--url`` times a
-server that is already running (and already populated) instead.
+741 nodes make 1,000 providers, 7,407 nodes 10,000. ``--no-populate
+--state FILE`` serves a database populated by an earlier run; ``--url``
+times a server that is already running (and populated) instead.
 """
 
 import argparse
@@ -38,6 +39,9 @@ def parse_args(argv):
     parser.add_argument('--nodes', type=int, default=741,
                         help='compute nodes (default 741: 1,000 providers)')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--no-populate', action='store_true',
+                        help='the database is populated already (give the '
+                             'same --state)')
     parser.add_argument('--url', help='time this running server instead')
     parser.add_argument('--state', help='the cloud description '
                         '(benchmarks.sql_cloud --state); names an aggregate')
@@ -130,7 +134,8 @@ def main(argv=None):
     if not url:
         if not args.database_connection:
             raise SystemExit('give --database-connection or --url')
-        populate(args)
+        if not args.no_populate:
+            populate(args)
         server, url = start_server(args.database_connection, args.workers)
     try:
         for name, options in shapes(args):

@@ -410,25 +410,66 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         """root -> sharing providers outside the tree that serve it.
 
         A sharing provider serves every tree with a provider in one of its
-        aggregates, as Placement's allocation candidates have it.
+        aggregates, as Placement's allocation candidates have it. The pairs
+        are found whichever way sends fewer requests: from the sharing
+        providers (each one's aggregates, then the providers in them), or,
+        when the selected trees have fewer providers than the cloud has
+        sharing providers (a filtered listing), from the trees (each
+        provider's aggregates, then the sharing providers in those and
+        their aggregates).
         """
         shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT)
         uuids = [p['uuid'] for p in shares['resource_providers']]
-        served = common.run_concurrently(self._roots_served, uuids, WORKERS)
+        if sum(len(tree) for tree in trees.values()) < len(uuids):
+            pairs = self._pairs_from_trees(trees)
+        else:
+            pairs = self._pairs_from_sharing(uuids)
         sharing = {}
-        for uuid, roots in zip(uuids, served):
-            if isinstance(roots, Exception):
-                raise roots
-            for root in roots:
-                if root in trees and uuid not in trees[root]:
-                    sharing.setdefault(root, []).append(uuid)
+        for uuid, root in pairs:
+            if root not in trees or uuid in trees[root]:
+                continue
+            served = sharing.setdefault(root, [])
+            if uuid not in served:
+                served.append(uuid)
         return sharing
 
+    def _pairs_from_sharing(self, uuids):
+        served = self._concurrently(self._roots_served, uuids)
+        return [(uuid, root) for uuid, roots in zip(uuids, served)
+                for root in sorted(roots)]
+
     def _roots_served(self, uuid):
-        aggregates = self.get_json(
-            AGGREGATES_URL.format(uuid=uuid))['aggregates']
+        aggregates = self._aggregates_of(uuid)
         if not aggregates:
             return set()
         peers = self.get_json(PROVIDERS_URL,
-                              member_of='in:' + ','.join(aggregates))
+                              member_of='in:' + ','.join(sorted(aggregates)))
         return {p['root_provider_uuid'] for p in peers['resource_providers']}
+
+    def _pairs_from_trees(self, trees):
+        root_of = {p: root for root, tree in trees.items() for p in tree}
+        members = list(root_of)
+        aggregates = dict(zip(members, self._concurrently(
+            self._aggregates_of, members)))
+        nearby = set().union(*aggregates.values())
+        if not nearby:
+            return []
+        shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT,
+                               member_of='in:' + ','.join(sorted(nearby)))
+        near = [p['uuid'] for p in shares['resource_providers']]
+        theirs = self._concurrently(self._aggregates_of, near)
+        return [(uuid, root_of[member])
+                for uuid, their in zip(near, theirs)
+                for member in members if their & aggregates[member]]
+
+    def _aggregates_of(self, uuid):
+        return set(self.get_json(
+            AGGREGATES_URL.format(uuid=uuid))['aggregates'])
+
+    @staticmethod
+    def _concurrently(func, items):
+        results = common.run_concurrently(func, items, WORKERS)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results

@@ -331,6 +331,33 @@ class FitTests(CapacityTestCase):
         self.assertEqual(5, total)
         self.assertClaimsFit(request, hosts + [pool], 5)
 
+    def test_sharing_providers_found_from_the_trees(self):
+        # More sharing providers in the cloud than providers in the listed
+        # trees: the client starts from the trees' aggregates.
+        host = self.provider('host')
+        numa = self.provider('numa', parent=host, aggregate=False)
+        self.inventory(numa, VCPU=8)
+        near = self.provider('near-pool')
+        through_child = self.provider('child-pool', aggregate=False)
+        elsewhere = [self.provider('far-pool', aggregate=False)
+                     for _ in range(3)]
+        child_aggregate = str(uuid.uuid4())
+        self.set_provider_aggregates(numa, [child_aggregate])
+        self.set_provider_aggregates(through_child, [child_aggregate])
+        for pool in elsewhere:
+            self.set_provider_aggregates(pool, [str(uuid.uuid4())])
+        for pool, disk in [(near, 200), (through_child, 300)] + [
+                (pool, 1000) for pool in elsewhere]:
+            self.inventory(pool, DISK_GB=disk)
+            self.set_provider_traits(pool, [SHARING])
+        calls = self.record_requests()
+        request = 'VCPU=1,DISK_GB=100'
+        self.assertEqual(({host: 5, near: 0}, 5), self.fit(request))
+        sharing_lists = [path for _, path, _ in calls
+                         if 'required=' + SHARING in path]
+        self.assertEqual(2, len(sharing_lists), calls)
+        self.assertClaimsFit(request, [host, numa, near, through_child], 5)
+
     def test_class_the_tree_lacks(self):
         host = self.provider('no-disk')
         self.inventory(host, VCPU=8, MEMORY_MB=4096)
