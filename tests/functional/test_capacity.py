@@ -164,6 +164,16 @@ class CapacityListTests(CapacityTestCase):
         self.assertEqual([(self.a, 28), (child, 2), ('(total)', 30)],
                          [(row['uuid'], row['capacity']) for row in rows])
 
+    def test_oldest_version(self):
+        # No filter below 1.3; other tests' providers may show up outside
+        # the in-process mode.
+        self.world()
+        rows = self.capacity('--resource-class', 'VCPU', version='1.0')
+        mine = {row['uuid']: row['free'] for row in rows
+                if row['uuid'] in (self.a, self.b)}
+        self.assertEqual({self.a: 25, self.b: 4}, mine)
+        self.assertEqual('(total)', rows[-1]['uuid'])
+
     def test_unknown_aggregate_is_empty(self):
         self.world()
         self.assertEqual([], self.capacity('--aggregate',
