@@ -256,6 +256,9 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     counts shared room once (its own providers first for every tree, then
     shared room tree by tree), so it can be less than the sum of the trees.
     With filters, a tree is counted when one of its providers matches.
+
+    Providers are read 10 at a time (two requests each: inventories and
+    usages); a progress line is shown on stderr when it is a terminal.
     """
 
     def get_parser(self, prog_name):
