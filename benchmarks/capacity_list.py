@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Time ``openstack resource provider capacity list`` on a big cloud.
+
+It writes benchmarks/cloud.py's cloud (compute hosts, every tenth with two
+NUMA children and a VGPU child, a sharing DISK_GB provider per aggregate of
+20 hosts, allocations filling about half of each host's memory) straight
+into an empty database with ``benchmarks.sql_cloud``, starts the embedded
+server on it, then runs the real ``openstack`` command in a subprocess,
+``--runs`` times per shape, and prints the median wall time of the whole
+process and the number of HTTP requests the command sent (counted from one
+extra ``--debug`` run, not timed):
+
+    python -m benchmarks.capacity_list \\
+        --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
+
+741 nodes make 1,000 providers, 7,407 nodes 10,000. ``--no-populate
+--state FILE`` serves a database populated by an earlier run; ``--url``
+times a server that is already running (and populated) instead.
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+FIT = 'VCPU=4,MEMORY_MB=8192,DISK_GB=40'
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--database-connection',
+                        help='an empty database to populate and serve')
+    parser.add_argument('--nodes', type=int, default=741,
+                        help='compute nodes (default 741: 1,000 providers)')
+    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--no-populate', action='store_true',
+                        help='the database is populated already (give the '
+                             'same --state)')
+    parser.add_argument('--url', help='time this running server instead')
+    parser.add_argument('--state', help='the cloud description '
+                        '(benchmarks.sql_cloud --state); names an aggregate')
+    parser.add_argument('--runs', type=int, default=5)
+    parser.add_argument('--workers', type=int, default=1,
+                        help='server worker processes (default 1)')
+    parser.add_argument('--openstack', default=_default_openstack())
+    return parser.parse_args(argv)
+
+
+def _default_openstack():
+    beside = os.path.join(os.path.dirname(sys.executable), 'openstack')
+    return beside if os.path.exists(beside) else shutil.which('openstack')
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def start_server(connection, workers):
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, '-m', 'osc_placement.server', '--database-connection',
+         connection, '--port', str(port), '--workers', str(workers)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = 'http://127.0.0.1:%d' % port
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + '/', timeout=1).read()
+            return server, url
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit('the server at %s did not answer' % url)
+
+
+def command(args, url, options, debug=False):
+    argv = [args.openstack, '--os-auth-type', 'admin_token', '--os-token',
+            'admin', '--os-endpoint', url]
+    if debug:
+        argv.append('--debug')
+    return argv + ['resource', 'provider', 'capacity', 'list', '-f',
+                   'value'] + options
+
+
+def run(argv):
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True)
+    elapsed = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit('%s failed:\n%s' % (' '.join(argv),
+                                             done.stderr[-2000:]))
+    return elapsed, done
+
+
+def requests_and_rows(args, url, options):
+    """One untimed ``--debug`` run (it also warms the server up)."""
+    _, done = run(command(args, url, options, debug=True))
+    sent = sum(1 for line in done.stderr.splitlines()
+               if line.startswith('REQ: curl'))
+    return sent, len(done.stdout.splitlines())
+
+
+def shapes(args):
+    found = [('capacity rows', []), ('--fit', ['--fit', FIT])]
+    if args.state:
+        from benchmarks import candidates
+        aggregate = candidates.load_cloud(args.state).aggregates[0]
+        found.append(('--aggregate (20 hosts) --fit',
+                      ['--aggregate', aggregate, '--fit', FIT]))
+    return found
+
+
+def populate(args):
+    from benchmarks import sql_cloud
+    if not args.state:
+        args.state = os.path.join(tempfile.mkdtemp(), 'cloud.json')
+    sql_cloud.main(['--database-connection', args.database_connection,
+                    '--nodes', str(args.nodes), '--seed', str(args.seed),
+                    '--state', args.state])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    server = None
+    url = args.url
+    if not url:
+        if not args.database_connection:
+            raise SystemExit('give --database-connection or --url')
+        if not args.no_populate:
+            populate(args)
+        server, url = start_server(args.database_connection, args.workers)
+    try:
+        for name, options in shapes(args):
+            sent, rows = requests_and_rows(args, url, options)
+            times = [run(command(args, url, options))[0]
+                     for _ in range(args.runs)]
+            print('%-30s median %6.2f s  min %6.2f s  %6d requests  '
+                  '%d rows  (%d runs)'
+                  % (name, statistics.median(times), min(times), sent, rows,
+                     args.runs), flush=True)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,478 @@
+"""``openstack resource provider capacity list``: the room left in a cloud.
+
+Everything comes from the public API: one ``GET /resource_providers`` with
+the filters, then each provider's inventories and usages, read concurrently
+on the bounded pool of ``common.run_concurrently``.
+
+With ``--fit`` the command counts how many more requests of one shape (a
+flavor's resources, as one unsuffixed request group) fit in each provider
+tree. The rule, exact for what ``PUT /allocations`` accepts:
+
+* A provider can serve ``amount`` of a class when
+  ``min_unit <= amount <= max_unit`` and ``amount % step_size == 0``; it
+  then has ``slots = (capacity - used) // amount`` for it, where
+  ``capacity = int((total - reserved) * allocation_ratio)``. A provider that
+  cannot serve the amount has no slot, however much room it has.
+* An unsuffixed request group takes each class from ONE provider of the
+  tree, or from a sharing provider (trait MISC_SHARES_VIA_AGGREGATE) that
+  shares an aggregate with some provider of the tree; different classes may
+  come from different providers. The classes are independent, and a claim
+  uses exactly one slot of its class on the provider that serves it, so the
+  number of claims a tree can take is
+  ``fit = min over the requested classes of the sum of slots`` over the
+  tree's providers and its sharing providers. Which provider each claim
+  picks does not change that number.
+* Per tree, a sharing provider counts as if it served that tree only.
+* The total does not count shared room twice: every tree first takes what
+  its own providers alone allow, then, tree after tree in the listed order,
+  the extra claims that its sharing providers make possible, each class
+  from the tree's own leftover slots first and then from the sharing
+  provider with the most slots left. Every claim counted in the total can
+  be placed at the same time. When sharing providers serve several trees
+  this greedy order may count fewer than the best possible placement (never
+  more).
+"""
+
+import logging
+
+from cliff import lister
+from osc_lib import exceptions
+
+from osc_placement.resources import common
+from osc_placement import version
+
+LOG = logging.getLogger(__name__)
+
+PROVIDERS_URL = '/resource_providers'
+PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
+INVENTORIES_URL = PROVIDER_URL + '/inventories'
+USAGES_URL = PROVIDER_URL + '/usages'
+AGGREGATES_URL = PROVIDER_URL + '/aggregates'
+RESOURCE_CLASSES_URL = '/resource_classes'
+
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+# The provider (and name) of the totals rows.
+TOTAL = '(total)'
+
+CAPACITY_COLUMNS = ('uuid', 'name', 'resource_class', 'total', 'reserved',
+                    'allocation_ratio', 'capacity', 'used', 'free',
+                    'used_percent')
+FIT_COLUMNS = ('uuid', 'name', 'fit')
+
+# Options that need more than the command does: (dest, applies, version),
+# in the order they are checked.
+GATES = (
+    ('aggregate', bool, '1.3'),
+    ('in_tree', bool, '1.14'),
+    ('required', bool, '1.18'),
+    ('required', common.required_needs_any_of, '1.39'),
+    # Trees need root_provider_uuid (1.14); sharing providers are found by
+    # their trait (1.18).
+    ('fit', bool, '1.18'),
+)
+# Custom classes can be listed (to check --resource-class and --fit
+# against) from this version; older servers only know the standard ones.
+RESOURCE_CLASSES_VERSION = '1.2'
+
+# Concurrent requests; no more than the connections requests keeps per
+# host (10), as for ``inventory set --aggregate``.
+WORKERS = 10
+# A server error while reading a provider is retried this many times.
+MAX_ATTEMPTS = 4
+
+FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
+              ' with positive integer amounts, for example '
+              'VCPU=4,MEMORY_MB=8192,DISK_GB=40')
+
+
+# --- Arithmetic -----------------------------------------------------------
+
+def capacity_of(inventory):
+    """What can be allocated in all, as Placement computes it."""
+    return int((inventory['total'] - inventory['reserved'])
+               * inventory['allocation_ratio'])
+
+
+def accepts(inventory, amount):
+    """True when one allocation of ``amount`` obeys the unit limits."""
+    return (inventory.get('min_unit', 1) <= amount
+            <= inventory.get('max_unit', amount)
+            and amount % inventory.get('step_size', 1) == 0)
+
+
+def slots(inventory, used, amount):
+    """How many more allocations of ``amount`` the inventory can take."""
+    if not accepts(inventory, amount):
+        return 0
+    return max(0, (capacity_of(inventory) - used) // amount)
+
+
+def parse_fit(text):
+    """``VCPU=4,MEMORY_MB=8192`` -> ``{'VCPU': 4, 'MEMORY_MB': 8192}``."""
+    request = {}
+    for part in text.split(','):
+        name, sep, amount = part.strip().partition('=')
+        name = name.strip()
+        if not (sep and name and amount.strip().isdigit()
+                and int(amount) > 0):
+            raise exceptions.CommandError('%s; got %r' % (FIT_SYNTAX, text))
+        if name in request:
+            raise exceptions.CommandError(
+                '--fit names %s twice; got %r' % (name, text))
+        request[name] = int(amount)
+    return request
+
+
+# --- Capacity rows --------------------------------------------------------
+
+def used_percent(used, capacity):
+    # Empty, as a field the server did not send, when nothing can be used.
+    return round(100.0 * used / capacity, 1) if capacity > 0 else ''
+
+
+def provider_rows(provider, inventories, usages, classes=None):
+    """One row per class of one provider (only ``classes`` if given)."""
+    rows = []
+    for rc in sorted(inventories):
+        if classes and rc not in classes:
+            continue
+        inventory = inventories[rc]
+        capacity = capacity_of(inventory)
+        used = usages.get(rc, 0)
+        rows.append((provider['uuid'], provider['name'], rc,
+                     inventory['total'], inventory['reserved'],
+                     inventory['allocation_ratio'], capacity, used,
+                     capacity - used, used_percent(used, capacity)))
+    return rows
+
+
+def total_rows(rows):
+    """A totals row per class, classes sorted by name."""
+    sums = {}
+    for row in rows:
+        rc, total, reserved, _, capacity, used, free = row[2:9]
+        acc = sums.setdefault(rc, [0, 0, 0, 0, 0])
+        for index, value in enumerate((total, reserved, capacity, used,
+                                       free)):
+            acc[index] += value
+    # A sum of ratios means nothing: the totals row leaves it empty.
+    return [(TOTAL, TOTAL, rc, total, reserved, '', capacity, used, free,
+             used_percent(used, capacity))
+            for rc, (total, reserved, capacity, used, free)
+            in sorted(sums.items())]
+
+
+def sort_by_free(rows):
+    """Least free room first; ties by provider and class."""
+    return sorted(rows, key=lambda row: (row[8], row[0], row[2]))
+
+
+# --- Fit ------------------------------------------------------------------
+
+class FitCounter:
+    """Counts the claims of one request per tree, and in total.
+
+    ``trees``: root uuid -> uuids of the tree's providers; ``sharing``:
+    root uuid -> uuids of the sharing providers outside the tree that serve
+    it; ``pools``: provider uuid -> {class: slots for the requested
+    amount}. See the module's docstring for the rule.
+    """
+
+    def __init__(self, request, trees, sharing, pools):
+        self.classes = list(request)
+        self.trees = trees
+        self.sharing = sharing
+        self.pools = pools
+
+    def _sum(self, providers, rc, pools):
+        return sum(pools.get(p, {}).get(rc, 0) for p in providers)
+
+    def per_tree(self, root):
+        """Claims the tree alone could take, its sharing providers' room
+        all to itself."""
+        providers = list(self.trees[root]) + list(self.sharing.get(root, ()))
+        return min(self._sum(providers, rc, self.pools)
+                   for rc in self.classes)
+
+    def total(self):
+        """Claims that all fit at once; shared room counted once."""
+        pools = {p: dict(room) for p, room in self.pools.items()}
+        placed = 0
+        # Own providers first, so no tree eats shared room it did not need.
+        for members in self.trees.values():
+            own = min(self._sum(members, rc, pools) for rc in self.classes)
+            for rc in self.classes:
+                self._take(own, members, rc, pools)
+            placed += own
+        for root, members in self.trees.items():
+            shared = list(self.sharing.get(root, ()))
+            extra = min(self._sum(members, rc, pools)
+                        + self._sum(shared, rc, pools)
+                        for rc in self.classes)
+            for rc in self.classes:
+                left = self._take(extra, members, rc, pools)
+                self._take(left, shared, rc, pools)
+            placed += extra
+        return placed
+
+    @staticmethod
+    def _take(count, providers, rc, pools):
+        """Take ``count`` slots of ``rc``, most room first; return what
+        could not be taken."""
+        for provider in sorted(providers,
+                               key=lambda p: -pools.get(p, {}).get(rc, 0)):
+            room = pools.get(provider, {}).get(rc, 0)
+            taken = min(room, count)
+            if taken:
+                pools[provider][rc] = room - taken
+                count -= taken
+            if not count:
+                break
+        return count
+
+
+# --- The command ----------------------------------------------------------
+
+class ListCapacity(common.PlacementCommand, lister.Lister):
+    """List the capacity, usage and free room of resource providers.
+
+    One row per provider and resource class: total, reserved,
+    allocation_ratio, capacity (``int((total - reserved) *
+    allocation_ratio)``, as Placement computes it), used, free (capacity -
+    used, negative when a provider is overcommitted) and used_percent;
+    then one totals row per class, whose uuid and name are ``(total)``.
+    Rows are in the order the server lists the providers, classes by name;
+    ``--sort-by-free`` puts the least free room first (the totals rows stay
+    last).
+
+    With ``--fit`` the output is one row per provider tree (its root's uuid
+    and name) with the number of further requests of that shape the tree
+    can take (column ``fit``), then a ``(total)`` row. A request takes each
+    class from one provider of the tree or from a sharing provider
+    (MISC_SHARES_VIA_AGGREGATE) in an aggregate with a provider of the
+    tree, within that inventory's min_unit, max_unit and step_size: a
+    request larger than max_unit fits 0 times. A tree's figure counts its
+    sharing providers' room as if they served that tree only; the total
+    counts shared room once (its own providers first for every tree, then
+    shared room tree by tree), so it can be less than the sum of the trees.
+    With filters, a tree is counted when one of its providers matches.
+
+    Providers are read 10 at a time (two requests each: inventories and
+    usages); a progress line is shown on stderr when it is a terminal.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--aggregate', metavar='<aggregate_uuid>',
+            help='Only providers in this aggregate. This option requires '
+                 'at least ``--os-placement-api-version 1.3``.')
+        parser.add_argument(
+            '--in-tree', metavar='<uuid>',
+            help='Only providers in the tree of this provider. This option '
+                 'requires at least ``--os-placement-api-version 1.14``.')
+        parser.add_argument(
+            '--required', metavar='<trait>', action='append', default=[],
+            help='Only providers with this trait. May be repeated; a '
+                 'comma-separated list means any of these traits and needs '
+                 '``--os-placement-api-version 1.39``. This option requires '
+                 'at least ``--os-placement-api-version 1.18``.')
+        shape = parser.add_mutually_exclusive_group()
+        shape.add_argument(
+            '--resource-class', metavar='<resource_class>', action='append',
+            default=[],
+            help='Only rows of this resource class. May be repeated.')
+        shape.add_argument(
+            '--fit', metavar='<resource_class>=<amount>[,...]',
+            help='Count, per provider tree, how many more requests of this '
+                 'shape fit, e.g. VCPU=4,MEMORY_MB=8192,DISK_GB=40 (see '
+                 'above). This option requires at least '
+                 '``--os-placement-api-version 1.18``.')
+        parser.add_argument(
+            '--sort-by-free', action='store_true',
+            help='Sort rows by free room, least first (with --fit: by fit, '
+                 'least first).')
+        return parser
+
+    def take_action(self, parsed_args):
+        request = parse_fit(parsed_args.fit) if parsed_args.fit else None
+        common.check_option_gates(self, parsed_args, GATES)
+        self._check_classes(parsed_args.resource_class or list(request or ()))
+        listed = self.get_json(
+            PROVIDERS_URL, **self._query(parsed_args))['resource_providers']
+        if not listed and parsed_args.in_tree:
+            self._check_provider_exists(parsed_args.in_tree)
+        if request:
+            return self._fit(parsed_args, request, listed)
+        return self._capacity(parsed_args, listed)
+
+    @staticmethod
+    def _query(parsed_args):
+        query = {
+            # A bare uuid, as ``inventory set --aggregate`` sends it: 1.3
+            # accepts no "in:".
+            'member_of': parsed_args.aggregate,
+            'in_tree': parsed_args.in_tree,
+            'required': common.required_query(parsed_args.required, ()),
+        }
+        return {key: value for key, value in query.items() if value}
+
+    def _check_classes(self, classes):
+        """Refuse a class the server does not know, before reading more."""
+        if not classes or not self.compare_version(
+                version.ge(RESOURCE_CLASSES_VERSION)):
+            return
+        known = {rc['name'] for rc in self.get_json(
+            RESOURCE_CLASSES_URL)['resource_classes']}
+        unknown = [rc for rc in classes if rc not in known]
+        if unknown:
+            raise exceptions.CommandError(
+                'No such resource class: %s.' % ', '.join(unknown))
+
+    def _check_provider_exists(self, uuid):
+        """The server's 404 for an unknown provider.
+
+        Placement lists nothing for ``in_tree`` of a provider that does
+        not exist, which would read as a tree without room.
+        """
+        self.get_json(PROVIDER_URL.format(uuid=uuid))
+
+    # Reading providers
+
+    def _read_providers(self, uuids):
+        """{uuid: (inventories, usages)}, read concurrently; a provider
+        deleted meanwhile is left out."""
+        progress = common.StderrProgress('Reading providers')
+        results = common.run_concurrently(self._read_provider, uuids,
+                                          WORKERS, progress)
+        read = {}
+        for uuid, result in zip(uuids, results):
+            if isinstance(result, exceptions.NotFound):
+                LOG.debug('Resource provider %s disappeared: %s', uuid,
+                          result)
+            elif isinstance(result, Exception):
+                raise result
+            else:
+                read[uuid] = result
+        return read
+
+    def _read_provider(self, uuid):
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                inventories = self.get_json(
+                    INVENTORIES_URL.format(uuid=uuid))['inventories']
+                usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
+                return inventories, usages
+            except Exception as exc:
+                if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
+                    raise
+                common.back_off(exc, attempt)
+
+    # Capacity rows
+
+    def _capacity(self, parsed_args, listed):
+        read = self._read_providers([p['uuid'] for p in listed])
+        rows = []
+        for provider in listed:
+            if provider['uuid'] in read:
+                rows += provider_rows(provider, *read[provider['uuid']],
+                                      classes=parsed_args.resource_class)
+        if parsed_args.sort_by_free:
+            rows = sort_by_free(rows)
+        return CAPACITY_COLUMNS, rows + total_rows(rows)
+
+    # Fit
+
+    def _fit(self, parsed_args, request, listed):
+        everyone = listed
+        if self._query(parsed_args):
+            # Filters select trees; their other providers are needed too.
+            everyone = self.get_json(PROVIDERS_URL)['resource_providers']
+        roots = list(dict.fromkeys(p['root_provider_uuid'] for p in listed))
+        trees = {root: [] for root in roots}
+        names = {}
+        for provider in everyone:
+            names[provider['uuid']] = provider['name']
+            if provider['root_provider_uuid'] in trees:
+                trees[provider['root_provider_uuid']].append(provider['uuid'])
+        sharing = self._sharing_providers(trees)
+        wanted = set().union(*trees.values(), *sharing.values())
+        read = self._read_providers(sorted(wanted))
+        pools = {uuid: {rc: slots(inventories[rc], usages.get(rc, 0), amount)
+                        for rc, amount in request.items()
+                        if rc in inventories}
+                 for uuid, (inventories, usages) in read.items()}
+        counter = FitCounter(request, trees, sharing, pools)
+        rows = [(root, names.get(root, ''), counter.per_tree(root))
+                for root in roots]
+        if parsed_args.sort_by_free:
+            rows.sort(key=lambda row: (row[2], row[0]))
+        return FIT_COLUMNS, rows + [(TOTAL, TOTAL, counter.total())]
+
+    def _sharing_providers(self, trees):
+        """root -> sharing providers outside the tree that serve it.
+
+        A sharing provider serves every tree with a provider in one of its
+        aggregates, as Placement's allocation candidates have it. The pairs
+        are found whichever way sends fewer requests: from the sharing
+        providers (each one's aggregates, then the providers in them), or,
+        when the selected trees have fewer providers than the cloud has
+        sharing providers (a filtered listing), from the trees (each
+        provider's aggregates, then the sharing providers in those and
+        their aggregates).
+        """
+        shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT)
+        uuids = [p['uuid'] for p in shares['resource_providers']]
+        if sum(len(tree) for tree in trees.values()) < len(uuids):
+            pairs = self._pairs_from_trees(trees)
+        else:
+            pairs = self._pairs_from_sharing(uuids)
+        sharing = {}
+        for uuid, root in pairs:
+            if root not in trees or uuid in trees[root]:
+                continue
+            served = sharing.setdefault(root, [])
+            if uuid not in served:
+                served.append(uuid)
+        return sharing
+
+    def _pairs_from_sharing(self, uuids):
+        served = self._concurrently(self._roots_served, uuids)
+        return [(uuid, root) for uuid, roots in zip(uuids, served)
+                for root in sorted(roots)]
+
+    def _roots_served(self, uuid):
+        aggregates = self._aggregates_of(uuid)
+        if not aggregates:
+            return set()
+        peers = self.get_json(PROVIDERS_URL,
+                              member_of='in:' + ','.join(sorted(aggregates)))
+        return {p['root_provider_uuid'] for p in peers['resource_providers']}
+
+    def _pairs_from_trees(self, trees):
+        root_of = {p: root for root, tree in trees.items() for p in tree}
+        members = list(root_of)
+        aggregates = dict(zip(members, self._concurrently(
+            self._aggregates_of, members)))
+        nearby = set().union(*aggregates.values())
+        if not nearby:
+            return []
+        shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT,
+                               member_of='in:' + ','.join(sorted(nearby)))
+        near = [p['uuid'] for p in shares['resource_providers']]
+        theirs = self._concurrently(self._aggregates_of, near)
+        return [(uuid, root_of[member])
+                for uuid, their in zip(near, theirs)
+                for member in members if their & aggregates[member]]
+
+    def _aggregates_of(self, uuid):
+        return set(self.get_json(
+            AGGREGATES_URL.format(uuid=uuid))['aggregates'])
+
+    @staticmethod
+    def _concurrently(func, items):
+        results = common.run_concurrently(func, items, WORKERS)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results

@@ -1,0 +1,388 @@
+"""``resource provider capacity list`` through the real shell.
+
+Every test puts its providers in an aggregate of its own and lists with
+``--aggregate``, so that providers of other tests (which share the
+database outside the in-process mode) never show up.
+
+The ``--fit`` tests check the count against the server itself: after
+``--fit`` says N for a tree, N requests of that shape are claimed on the
+tree with ``PUT /allocations/{new consumer}``, each on an allocation
+candidate the server offers for the request within that tree and its
+sharing providers; every claim must succeed, then the server must offer
+no candidate on that tree any more and a claim shaped like the last one
+must be refused with 409.
+"""
+
+import uuid
+
+from tests.functional import base
+
+CLAIM_VERSION = '1.28'
+GATE = ('Operation or argument is not supported with version %s; '
+        'requires at least version %s')
+SHARING = 'MISC_SHARES_VIA_AGGREGATE'
+TOTAL = '(total)'
+
+
+class CapacityTestCase(base.FunctionalTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.aggregate = str(uuid.uuid4())
+
+    # --- set-up over plain HTTP
+
+    def provider(self, name, parent=None, aggregate=True):
+        body = {'name': self.unique(name)}
+        if parent:
+            body['parent_provider_uuid'] = parent
+        rp = self.http('POST', '/resource_providers', body,
+                       expect=200).json()
+        if aggregate:
+            self.set_provider_aggregates(rp['uuid'], [self.aggregate])
+        return rp['uuid']
+
+    def inventory(self, rp, **inventories):
+        """``VCPU=dict(total=8, max_unit=4)`` or ``VCPU=8``."""
+        body = {rc: fields if isinstance(fields, dict) else {'total': fields}
+                for rc, fields in inventories.items()}
+        self.http('PUT', '/resource_providers/%s/inventories' % rp,
+                  {'inventories': body,
+                   'resource_provider_generation':
+                       self.provider_generation(rp)}, expect=200)
+
+    def capacity(self, *options, **kwargs):
+        return self.openstack(['resource', 'provider', 'capacity', 'list']
+                              + list(options), use_json=True, **kwargs)
+
+    def in_aggregate(self, *options):
+        return self.capacity('--aggregate', self.aggregate, *options)
+
+    def fit(self, request, *options):
+        """{root uuid: fit}, and the total."""
+        rows = self.in_aggregate('--fit', request, *options)
+        for row in rows:
+            self.assertEqual(['uuid', 'name', 'fit'], list(row))
+            self.assertIsInstance(row['fit'], int)
+        self.assertEqual(TOTAL, rows[-1]['uuid'])
+        return ({row['uuid']: row['fit'] for row in rows[:-1]},
+                rows[-1]['fit'])
+
+    # --- claiming through the API
+
+    def candidates(self, request, providers):
+        """The server's allocation requests that use only ``providers``."""
+        resources = request.replace('=', ':')
+        answer = self.http('GET', '/allocation_candidates?resources='
+                           + resources, expect=200).json()
+        return [candidate['allocations']
+                for candidate in answer['allocation_requests']
+                if set(candidate['allocations']) <= set(providers)]
+
+    def claim(self, allocations, expect=204):
+        body = {'allocations': allocations, 'project_id': str(uuid.uuid4()),
+                'user_id': str(uuid.uuid4()), 'consumer_generation': None}
+        return self.http('PUT', '/allocations/%s' % uuid.uuid4(), body,
+                         version=CLAIM_VERSION, expect=expect)
+
+    def assertClaimsFit(self, request, providers, count, refused=None):
+        """``count`` claims succeed on ``providers``, the next does not.
+
+        When no claim fits, ``refused`` (allocations shaped like the
+        request) must be refused by the server: 409 for capacity, 400 for
+        unit limits.
+        """
+        last = refused
+        for _ in range(count):
+            offered = self.candidates(request, providers)
+            self.assertNotEqual([], offered, 'no candidate for a claim '
+                                'that --fit counted')
+            last = offered[0]
+            self.claim(last)
+        self.assertEqual([], self.candidates(request, providers))
+        if last is not None:
+            status = self.claim(last, expect=None).status_code
+            self.assertIn(status, (400, 409) if count == 0 else (409,))
+
+
+class CapacityListTests(CapacityTestCase):
+
+    def world(self):
+        """Two hosts; host a over-committed VCPU with a reservation and 3
+        VCPU, 1024 MB used."""
+        self.a = self.provider('host-a')
+        self.inventory(self.a,
+                       VCPU={'total': 8, 'reserved': 1,
+                             'allocation_ratio': 4.0},
+                       MEMORY_MB={'total': 4096, 'reserved': 512})
+        self.b = self.provider('host-b')
+        self.inventory(self.b, VCPU=4, DISK_GB=100)
+        self.allocate(str(uuid.uuid4()),
+                      {self.a: {'VCPU': 3, 'MEMORY_MB': 1024}})
+
+    def test_rows_and_totals(self):
+        self.world()
+        rows = self.in_aggregate()
+        expected = sorted([
+            [self.a, 'VCPU', 8, 1, 4.0, 28, 3, 25, 10.7],
+            [self.a, 'MEMORY_MB', 4096, 512, 1.0, 3584, 1024, 2560, 28.6],
+            [self.b, 'VCPU', 4, 0, 1.0, 4, 0, 4, 0.0],
+            [self.b, 'DISK_GB', 100, 0, 1.0, 100, 0, 100, 0.0],
+        ])
+        totals = [
+            ['(total)', 'DISK_GB', 100, 0, '', 100, 0, 100, 0.0],
+            ['(total)', 'MEMORY_MB', 4096, 512, '', 3584, 1024, 2560,
+             28.6],
+            ['(total)', 'VCPU', 12, 1, '', 32, 3, 29, 9.4],
+        ]
+        columns = ['uuid', 'resource_class', 'total', 'reserved',
+                   'allocation_ratio', 'capacity', 'used', 'free',
+                   'used_percent']
+        got = [[row[c] for c in columns] for row in rows]
+        self.assertEqual(expected, sorted(got[:4]))
+        self.assertEqual(totals, got[4:])
+        self.assertEqual({'uuid', 'name'} | set(columns), set(rows[0]))
+
+    def test_resource_class_and_sort_by_free(self):
+        self.world()
+        rows = self.in_aggregate('--resource-class', 'VCPU',
+                                 '--sort-by-free')
+        self.assertEqual([(self.b, 4), (self.a, 25), ('(total)', 29)],
+                         [(row['uuid'], row['free']) for row in rows])
+
+    def test_required_trait(self):
+        self.world()
+        self.set_provider_traits(self.b, ['HW_CPU_X86_AVX2'])
+        rows = self.in_aggregate('--required', 'HW_CPU_X86_AVX2')
+        self.assertEqual({self.b, '(total)'}, {row['uuid'] for row in rows})
+
+    def test_in_tree(self):
+        self.world()
+        child = self.provider('numa', parent=self.a, aggregate=False)
+        self.inventory(child, VCPU=2)
+        rows = self.capacity('--in-tree', child, '--resource-class', 'VCPU')
+        self.assertEqual([(self.a, 28), (child, 2), ('(total)', 30)],
+                         [(row['uuid'], row['capacity']) for row in rows])
+
+    def test_oldest_version(self):
+        # No filter below 1.3; other tests' providers may show up outside
+        # the in-process mode.
+        self.world()
+        rows = self.capacity('--resource-class', 'VCPU', version='1.0')
+        mine = {row['uuid']: row['free'] for row in rows
+                if row['uuid'] in (self.a, self.b)}
+        self.assertEqual({self.a: 25, self.b: 4}, mine)
+        self.assertEqual('(total)', rows[-1]['uuid'])
+
+    def test_unknown_aggregate_is_empty(self):
+        self.world()
+        self.assertEqual([], self.capacity('--aggregate',
+                                           str(uuid.uuid4())))
+
+    def test_unknown_resource_class(self):
+        self.world()
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--aggregate',
+             self.aggregate, '--resource-class', 'VCPU',
+             '--resource-class', 'CUSTOM_NOPE'],
+            'No such resource class: CUSTOM_NOPE.')
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--fit',
+             'VCPU=1,CUSTOM_NOPE=2'], 'No such resource class: CUSTOM_NOPE.')
+
+    def test_unknown_in_tree_provider(self):
+        unknown = str(uuid.uuid4())
+        for fit in ([], ['--fit', 'VCPU=1']):
+            result = self.assertCommandFails(
+                ['resource', 'provider', 'capacity', 'list', '--in-tree',
+                 unknown] + fit,
+                'No resource provider with uuid %s found (HTTP 404)'
+                % unknown)
+            self.assertEqual('', result.stdout)
+
+    def test_bad_fit(self):
+        for text in ('VCPU', 'VCPU=0', 'VCPU=-1', 'VCPU=x', 'VCPU=1,',
+                     '=4'):
+            result = self.assertCommandFails(
+                ['resource', 'provider', 'capacity', 'list', '--fit', text],
+                '--fit must be RESOURCE_CLASS=AMOUNT')
+            self.assertEqual('', result.stdout)
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--fit',
+             'VCPU=1,VCPU=2'], '--fit names VCPU twice')
+
+    def test_fit_and_resource_class_exclude_each_other(self):
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--fit', 'VCPU=1',
+             '--resource-class', 'VCPU'], 'not allowed with argument',
+            code=2)
+
+    def test_options_above_the_server_version(self):
+        self.pretend_server_max('1.13')
+        for option, first in ((['--in-tree', str(uuid.uuid4())], '1.14'),
+                              (['--required', 'HW_CPU_X86_AVX2'], '1.18'),
+                              (['--fit', 'VCPU=1'], '1.18')):
+            self.assertCommandFails(
+                ['resource', 'provider', 'capacity', 'list'] + option,
+                GATE % ('1.13', first))
+
+    def test_any_of_traits_needs_139(self):
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--required',
+             'HW_CPU_X86_AVX2,HW_CPU_X86_SSE'], GATE % ('1.38', '1.39'),
+            version='1.38')
+
+    def test_aggregate_needs_13(self):
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--aggregate',
+             self.aggregate], GATE % ('1.2', '1.3'), version='1.2')
+
+    def test_reads_are_one_list_and_two_per_provider(self):
+        self.world()
+        calls = self.record_requests()
+        self.in_aggregate()
+        paths = [path.split('?')[0] for _, path, _ in calls if path != '/']
+        self.assertEqual(1, paths.count('/resource_providers'))
+        for rp in (self.a, self.b):
+            self.assertEqual(1, paths.count(
+                '/resource_providers/%s/inventories' % rp))
+            self.assertEqual(1, paths.count(
+                '/resource_providers/%s/usages' % rp))
+        self.assertEqual(5, len(paths))
+
+
+class FitTests(CapacityTestCase):
+    """The classic layouts: the count agrees with what the server lets
+    be claimed."""
+
+    def test_flat_host_with_limits_and_usage(self):
+        host = self.provider('flat')
+        # VCPU: (16 - 2) * 1.5 = 21, 5 used -> 16 free -> 8 claims of 2.
+        # MEMORY_MB: (8192 - 1024) = 7168, 1024 used, step 512: 6144 free
+        #   -> 6 claims of 1024.
+        # DISK_GB: 100 * 1.0, max_unit 50: 10 claims of 10.
+        self.inventory(host,
+                       VCPU={'total': 16, 'reserved': 2,
+                             'allocation_ratio': 1.5, 'max_unit': 4},
+                       MEMORY_MB={'total': 8192, 'reserved': 1024,
+                                  'step_size': 512},
+                       DISK_GB={'total': 100, 'max_unit': 50})
+        self.allocate(str(uuid.uuid4()),
+                      {host: {'VCPU': 4, 'MEMORY_MB': 1024}})
+        self.allocate(str(uuid.uuid4()), {host: {'VCPU': 1}})
+        request = 'VCPU=2,MEMORY_MB=1024,DISK_GB=10'
+        per_tree, total = self.fit(request)
+        self.assertEqual({host: 6}, per_tree)
+        self.assertEqual(6, total)
+        self.assertClaimsFit(request, [host], 6)
+        self.assertEqual(({host: 0}, 0), self.fit(request))
+
+    def test_unit_limits_make_room_useless(self):
+        host = self.provider('limits')
+        self.inventory(host,
+                       VCPU={'total': 64, 'max_unit': 4},
+                       MEMORY_MB={'total': 65536, 'step_size': 1024,
+                                  'min_unit': 2048})
+        # Above max_unit, below min_unit, not a multiple of step_size.
+        for request in ('VCPU=5,MEMORY_MB=2048', 'VCPU=1,MEMORY_MB=1024',
+                        'VCPU=1,MEMORY_MB=3000'):
+            self.assertEqual(({host: 0}, 0), self.fit(request))
+            self.assertClaimsFit(request, [host], 0,
+                                 refused={host: {'resources': shape(request)}})
+        self.assertEqual(({host: 16}, 16), self.fit('VCPU=4,MEMORY_MB=2048'))
+
+    def test_numa_children(self):
+        host = self.provider('numa-host')
+        numa0 = self.provider('numa0', parent=host, aggregate=False)
+        numa1 = self.provider('numa1', parent=host, aggregate=False)
+        self.inventory(host, DISK_GB=200)
+        self.inventory(numa0, VCPU=4, MEMORY_MB=4096)
+        self.inventory(numa1, VCPU={'total': 4, 'allocation_ratio': 2.0},
+                       MEMORY_MB=4096)
+        self.allocate(str(uuid.uuid4()), {numa0: {'VCPU': 1},
+                                          numa1: {'MEMORY_MB': 1024}})
+        # VCPU slots of 2: numa0 3//2 = 1, numa1 8//2 = 4 -> 5;
+        # MEMORY_MB of 1024: 4 + 3 = 7; DISK_GB of 20: 10.
+        request = 'VCPU=2,MEMORY_MB=1024,DISK_GB=20'
+        self.assertEqual(({host: 5}, 5), self.fit(request))
+        # A child listed alone still stands for its whole tree.
+        rows = self.capacity('--in-tree', numa1, '--fit', request)
+        self.assertEqual([(host, 5), ('(total)', 5)],
+                         [(row['uuid'], row['fit']) for row in rows])
+        self.assertClaimsFit(request, [host, numa0, numa1], 5)
+
+    def test_sharing_disk(self):
+        host = self.provider('compute')
+        pool = self.provider('disk-pool')
+        self.inventory(host, VCPU=8, MEMORY_MB=16384)
+        self.inventory(pool, DISK_GB={'total': 1000, 'reserved': 100,
+                                      'step_size': 10})
+        self.set_provider_traits(pool, [SHARING])
+        self.allocate(str(uuid.uuid4()), {pool: {'DISK_GB': 420}})
+        # DISK_GB: 900 - 420 = 480 -> 4 claims of 100 (VCPU: 8 of 1).
+        request = 'VCPU=1,MEMORY_MB=1024,DISK_GB=100'
+        per_tree, total = self.fit(request)
+        self.assertEqual({host: 4, pool: 0}, per_tree)
+        self.assertEqual(4, total)
+        self.assertClaimsFit(request, [host, pool], 4)
+
+    def test_sharing_room_is_counted_once_in_the_total(self):
+        hosts = [self.provider('cn%d' % n) for n in range(2)]
+        for host in hosts:
+            self.inventory(host, VCPU=4, MEMORY_MB=4096)
+        pool = self.provider('pool')
+        self.inventory(pool, DISK_GB=50)
+        self.set_provider_traits(pool, [SHARING])
+        request = 'VCPU=1,DISK_GB=10'
+        # Each host alone could take 4 (VCPU) with the 5 disk slots; the
+        # two together only 5, the pool's slots.
+        per_tree, total = self.fit(request)
+        self.assertEqual({hosts[0]: 4, hosts[1]: 4, pool: 0}, per_tree)
+        self.assertEqual(5, total)
+        self.assertClaimsFit(request, hosts + [pool], 5)
+
+    def test_sharing_providers_found_from_the_trees(self):
+        # More sharing providers in the cloud than providers in the listed
+        # trees: the client starts from the trees' aggregates.
+        host = self.provider('host')
+        numa = self.provider('numa', parent=host, aggregate=False)
+        self.inventory(numa, VCPU=8)
+        near = self.provider('near-pool')
+        through_child = self.provider('child-pool', aggregate=False)
+        elsewhere = [self.provider('far-pool', aggregate=False)
+                     for _ in range(3)]
+        child_aggregate = str(uuid.uuid4())
+        self.set_provider_aggregates(numa, [child_aggregate])
+        self.set_provider_aggregates(through_child, [child_aggregate])
+        for pool in elsewhere:
+            self.set_provider_aggregates(pool, [str(uuid.uuid4())])
+        for pool, disk in [(near, 200), (through_child, 300)] + [
+                (pool, 1000) for pool in elsewhere]:
+            self.inventory(pool, DISK_GB=disk)
+            self.set_provider_traits(pool, [SHARING])
+        calls = self.record_requests()
+        request = 'VCPU=1,DISK_GB=100'
+        self.assertEqual(({host: 5, near: 0}, 5), self.fit(request))
+        sharing_lists = [path for _, path, _ in calls
+                         if 'required=' + SHARING in path]
+        self.assertEqual(2, len(sharing_lists), calls)
+        self.assertClaimsFit(request, [host, numa, near, through_child], 5)
+
+    def test_class_the_tree_lacks(self):
+        host = self.provider('no-disk')
+        self.inventory(host, VCPU=8, MEMORY_MB=4096)
+        self.assertEqual(({host: 0}, 0), self.fit('VCPU=1,DISK_GB=1'))
+        self.assertClaimsFit('VCPU=1,DISK_GB=1', [host], 0)
+
+    def test_after_the_claims_fit_says_zero(self):
+        host = self.provider('refit')
+        self.inventory(host, VCPU=3, MEMORY_MB=4096)
+        self.assertEqual(({host: 3}, 3), self.fit('VCPU=1,MEMORY_MB=1024'))
+        self.assertClaimsFit('VCPU=1,MEMORY_MB=1024', [host], 3)
+        self.assertEqual(({host: 0}, 0), self.fit('VCPU=1,MEMORY_MB=1024'))
+        self.assertEqual(({host: 1}, 1), self.fit('MEMORY_MB=1024'))
+
+
+def shape(request):
+    return {rc: int(amount) for rc, amount in
+            (part.split('=') for part in request.split(','))}
