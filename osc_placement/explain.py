@@ -25,7 +25,9 @@ provider, so that an operator sees every reason at once.
 import collections
 import itertools
 
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+from osc_placement.resources import providers
+
+SHARING_TRAIT = providers.SHARING_TRAIT
 UNNAMED = ''
 PASS, FAIL = 'pass', 'fail'
 _GROUP_KEYS = ('resources', 'required', 'member_of', 'in_tree')
@@ -59,25 +61,21 @@ class Provider:
         return self.usages.get(rc, 0)
 
     def room(self, rc):
-        """Capacity left for ``rc``, as Placement compares it (a float)."""
+        """Capacity left for ``rc`` as Placement compares one group's
+        amount with it: not truncated, unlike ``providers.capacity``."""
         inv = self.inventories[rc]
         return (inv['total'] - inv['reserved']) * inv['allocation_ratio'] \
             - self.used(rc)
 
     def fits_one_request(self, rc, amount):
         inv = self.inventories.get(rc)
-        if inv is None:
-            return False
-        return (amount <= self.room(rc)
-                and inv['min_unit'] <= amount <= inv['max_unit']
-                and amount % inv['step_size'] == 0)
+        return inv is not None and amount <= self.room(rc) \
+            and providers.accepts(inv, amount)
 
     def fits_summed(self, rc, amount):
         # The merged request is checked against the integer capacity.
         inv = self.inventories[rc]
-        capacity = int((inv['total'] - inv['reserved'])
-                       * inv['allocation_ratio'])
-        return self.used(rc) + amount <= capacity \
+        return self.used(rc) + amount <= providers.capacity(inv) \
             and amount <= inv['max_unit']
 
 
@@ -337,16 +335,16 @@ def combination_fault(hood, request, combo):
     """Why one choice per group is not a candidate; None if it is one."""
     groups = request.groups
     if request.group_policy == 'isolate':
-        singles = [next(iter(providers))
-                   for group, (_, providers) in zip(groups, combo)
+        singles = [next(iter(chosen))
+                   for group, (_, chosen) in zip(groups, combo)
                    if group.suffix]
         if len(singles) != len(set(singles)):
             return ('group_policy', 'isolate')
     for suffixes in request.same_subtrees:
         members = set()
-        for group, (_, providers) in zip(groups, combo):
+        for group, (_, chosen) in zip(groups, combo):
             if group.suffix in suffixes:
-                members |= providers
+                members |= chosen
         if len(members) > 1 and not any(
                 all(top in hood.ancestors_or_self(hood.known[m])
                     for m in members)

@@ -15,19 +15,12 @@ from cliff import lister
 from osc_placement import explain
 from osc_placement.resources import allocation_candidate as candidates
 from osc_placement.resources import common
+from osc_placement.resources import providers
 from osc_placement import version
 
 LOG = logging.getLogger(__name__)
 
-PROVIDERS_URL = '/resource_providers'
-PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
-# What explain reads about every provider it looks at.
-DETAIL_URLS = (
-    ('inventories', PROVIDER_URL + '/inventories', 'inventories'),
-    ('usages', PROVIDER_URL + '/usages', 'usages'),
-    ('traits', PROVIDER_URL + '/traits', 'traits'),
-    ('aggregates', PROVIDER_URL + '/aggregates', 'aggregates'),
-)
+PROVIDERS_URL = providers.PROVIDERS_URL
 # Provider lists filtered by required traits: how explain finds sharing
 # providers. Its reads go at least at this version even when the request
 # is judged at an older one.
@@ -37,8 +30,6 @@ LIMIT_VERSION = '1.16'
 # Sharing providers named per missing class when a tree fails: enough to
 # show where the room is, few enough to read on a cloud with hundreds.
 HELPERS = 3
-# Concurrent reads, as many as requests keeps connections per host.
-WORKERS = 10
 EXPLAIN_COLUMNS = ('tree', 'provider', 'group', 'check', 'wanted', 'found',
                    'result')
 FUNNEL_COLUMNS = ('group', 'criterion', 'providers', 'trees', 'note')
@@ -172,61 +163,46 @@ class CloudReader:
     def details(self, uuids):
         """``explain.Provider`` objects, read concurrently."""
         missing = [u for u in uuids if u not in self._details]
-        results = common.run_concurrently(self._read_details, missing,
-                                          WORKERS)
-        for result in results:
-            if isinstance(result, Exception):
-                raise result
-            self._details[result.uuid] = result
+        for uuid, parts in providers.read_parts(self.get_json,
+                                                missing).items():
+            item = self._listed[uuid]
+            self._details[uuid] = explain.Provider(
+                uuid, item.get('name'), item.get('parent_provider_uuid'),
+                providers.root_of(item), **parts)
         return [self._details[u] for u in uuids]
-
-    def _read_details(self, uuid):
-        item = self._listed[uuid]
-        parts = {name: self.get_json(url.format(uuid=uuid))[key]
-                 for name, url, key in DETAIL_URLS}
-        return explain.Provider(
-            uuid, item.get('name'), item.get('parent_provider_uuid'),
-            item.get('root_provider_uuid') or uuid, **parts)
 
     def sharing_in(self, aggregates):
         """Sharing providers in any of ``aggregates``, with details."""
         if not aggregates:
             return []
-        found = self.list_providers(
-            member_of='in:' + ','.join(sorted(aggregates)),
-            required=explain.SHARING_TRAIT)
+        found = self.list_providers(**providers.in_aggregates(
+            aggregates, required=providers.SHARING_TRAIT))
         return self.details([item['uuid'] for item in found])
 
     def roots_in(self, aggregates):
         """Roots of the providers in any of ``aggregates``."""
-        found = self.list_providers(
-            member_of='in:' + ','.join(sorted(aggregates)))
-        return {item.get('root_provider_uuid') or item['uuid']
-                for item in found}
+        found = self.list_providers(**providers.in_aggregates(aggregates))
+        return {providers.root_of(item) for item in found}
 
     def trees_served_by(self, uuids):
         """The roots of ``uuids``' trees, and of the trees those that are
         sharing providers serve."""
         if self._sharing is None:
             self._sharing = _uuids(self.list_providers(
-                required=explain.SHARING_TRAIT))
-        trees = {self._listed[u].get('root_provider_uuid') or u
-                 for u in uuids}
+                required=providers.SHARING_TRAIT))
+        trees = {providers.root_of(self._listed[u]) for u in uuids}
         for uuid in sorted(set(uuids) & self._sharing):
             if uuid not in self._served:
-                aggregates = self.get_json(
-                    PROVIDER_URL.format(uuid=uuid) + '/aggregates')
-                self._served[uuid] = self.roots_in(
-                    aggregates['aggregates']) if aggregates['aggregates'] \
-                    else set()
+                aggregates = providers.aggregates_of(self.get_json, uuid)
+                self._served[uuid] = self.roots_in(aggregates) \
+                    if aggregates else set()
             trees |= self._served[uuid]
         return trees
 
     def root_of(self, uuid):
         """The root of provider ``uuid``, or None if there is none."""
         found = self.list_providers(uuid=uuid)
-        return (found[0].get('root_provider_uuid') or uuid) if found \
-            else None
+        return providers.root_of(found[0]) if found else None
 
     def neighbourhood(self, root, in_tree_roots):
         tree = self.tree(root)
@@ -261,15 +237,15 @@ class CloudReader:
         for rc, amount in sorted(missing.items()):
             listed = [item for item in self.list_providers(
                 resources='%s:%d' % (rc, amount),
-                required=explain.SHARING_TRAIT)
+                required=providers.SHARING_TRAIT)
                 if item['uuid'] not in serving]
             for item in listed[:HELPERS]:
-                aggregates = self.get_json(PROVIDER_URL.format(
-                    uuid=item['uuid']) + '/aggregates')['aggregates']
                 provider = explain.Provider(
                     item['uuid'], item.get('name'),
                     item.get('parent_provider_uuid'),
-                    item.get('root_provider_uuid'), aggregates=aggregates)
+                    providers.root_of(item),
+                    aggregates=providers.aggregates_of(self.get_json,
+                                                       item['uuid']))
                 found.append((rc, amount, provider, len(listed)))
         return found
 
@@ -278,7 +254,7 @@ def explain_rows(reader, request, names, all_checks):
     roots = []
     for name in names:
         listed = reader.find(name)
-        root = listed.get('root_provider_uuid') or listed['uuid']
+        root = providers.root_of(listed)
         if root not in roots:
             roots.append(root)
     in_tree_roots = {uuid: reader.root_of(uuid)
@@ -325,8 +301,7 @@ def funnel_rows(reader, request, candidates_of_request):
     and every criterion before it in its group; then the whole request's
     answer. ``candidates_of_request()`` asks for that answer."""
     everyone = reader.list_providers()
-    root_of = {item['uuid']: item.get('root_provider_uuid') or item['uuid']
-               for item in everyone}
+    root_of = {item['uuid']: providers.root_of(item) for item in everyone}
     all_trees = set(root_of.values())
     rows = [('', 'all providers', len(root_of), len(all_trees), '')]
     emptied = False

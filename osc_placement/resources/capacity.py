@@ -33,24 +33,17 @@ tree. The rule, exact for what ``PUT /allocations`` accepts:
   more).
 """
 
-import logging
-
 from cliff import lister
 from osc_lib import exceptions
 
 from osc_placement.resources import common
+from osc_placement.resources import providers
 from osc_placement import version
 
-LOG = logging.getLogger(__name__)
-
-PROVIDERS_URL = '/resource_providers'
-PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
-INVENTORIES_URL = PROVIDER_URL + '/inventories'
-USAGES_URL = PROVIDER_URL + '/usages'
-AGGREGATES_URL = PROVIDER_URL + '/aggregates'
+PROVIDERS_URL = providers.PROVIDERS_URL
+PROVIDER_URL = providers.PROVIDER_URL
 RESOURCE_CLASSES_URL = '/resource_classes'
 
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 # The provider (and name) of the totals rows.
 TOTAL = '(total)'
 
@@ -74,12 +67,6 @@ GATES = (
 # against) from this version; older servers only know the standard ones.
 RESOURCE_CLASSES_VERSION = '1.2'
 
-# Concurrent requests; no more than the connections requests keeps per
-# host (10), as for ``inventory set --aggregate``.
-WORKERS = 10
-# A server error while reading a provider is retried this many times.
-MAX_ATTEMPTS = 4
-
 FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
               ' with positive integer amounts, for example '
               'VCPU=4,MEMORY_MB=8192,DISK_GB=40')
@@ -87,24 +74,11 @@ FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
 
 # --- Arithmetic -----------------------------------------------------------
 
-def capacity_of(inventory):
-    """What can be allocated in all, as Placement computes it."""
-    return int((inventory['total'] - inventory['reserved'])
-               * inventory['allocation_ratio'])
-
-
-def accepts(inventory, amount):
-    """True when one allocation of ``amount`` obeys the unit limits."""
-    return (inventory.get('min_unit', 1) <= amount
-            <= inventory.get('max_unit', amount)
-            and amount % inventory.get('step_size', 1) == 0)
-
-
 def slots(inventory, used, amount):
     """How many more allocations of ``amount`` the inventory can take."""
-    if not accepts(inventory, amount):
+    if not providers.accepts(inventory, amount):
         return 0
-    return max(0, (capacity_of(inventory) - used) // amount)
+    return max(0, (providers.capacity(inventory) - used) // amount)
 
 
 def parse_fit(text):
@@ -137,7 +111,7 @@ def provider_rows(provider, inventories, usages, classes=None):
         if classes and rc not in classes:
             continue
         inventory = inventories[rc]
-        capacity = capacity_of(inventory)
+        capacity = providers.capacity(inventory)
         used = usages.get(rc, 0)
         rows.append((provider['uuid'], provider['name'], rc,
                      inventory['total'], inventory['reserved'],
@@ -342,31 +316,11 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     def _read_providers(self, uuids):
         """{uuid: (inventories, usages)}, read concurrently; a provider
         deleted meanwhile is left out."""
-        progress = common.StderrProgress('Reading providers')
-        results = common.run_concurrently(self._read_provider, uuids,
-                                          WORKERS, progress)
-        read = {}
-        for uuid, result in zip(uuids, results):
-            if isinstance(result, exceptions.NotFound):
-                LOG.debug('Resource provider %s disappeared: %s', uuid,
-                          result)
-            elif isinstance(result, Exception):
-                raise result
-            else:
-                read[uuid] = result
-        return read
-
-    def _read_provider(self, uuid):
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                inventories = self.get_json(
-                    INVENTORIES_URL.format(uuid=uuid))['inventories']
-                usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
-                return inventories, usages
-            except Exception as exc:
-                if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
-                    raise
-                common.back_off(exc, attempt)
+        read = providers.read_parts(
+            self.get_json, uuids, ('inventories', 'usages'),
+            common.StderrProgress('Reading providers'), skip_missing=True)
+        return {uuid: (parts['inventories'], parts['usages'])
+                for uuid, parts in read.items()}
 
     # Capacity rows
 
@@ -421,7 +375,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         provider's aggregates, then the sharing providers in those and
         their aggregates).
         """
-        shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT)
+        shares = self.get_json(PROVIDERS_URL, required=providers.SHARING_TRAIT)
         uuids = [p['uuid'] for p in shares['resource_providers']]
         if sum(len(tree) for tree in trees.values()) < len(uuids):
             pairs = self._pairs_from_trees(trees)
@@ -446,7 +400,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         if not aggregates:
             return set()
         peers = self.get_json(PROVIDERS_URL,
-                              member_of='in:' + ','.join(sorted(aggregates)))
+                              **providers.in_aggregates(aggregates))
         return {p['root_provider_uuid'] for p in peers['resource_providers']}
 
     def _pairs_from_trees(self, trees):
@@ -457,8 +411,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         nearby = set().union(*aggregates.values())
         if not nearby:
             return []
-        shares = self.get_json(PROVIDERS_URL, required=SHARING_TRAIT,
-                               member_of='in:' + ','.join(sorted(nearby)))
+        shares = self.get_json(PROVIDERS_URL, **providers.in_aggregates(
+            nearby, required=providers.SHARING_TRAIT))
         near = [p['uuid'] for p in shares['resource_providers']]
         theirs = self._concurrently(self._aggregates_of, near)
         return [(uuid, root_of[member])
@@ -466,13 +420,9 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
                 for member in members if their & aggregates[member]]
 
     def _aggregates_of(self, uuid):
-        return set(self.get_json(
-            AGGREGATES_URL.format(uuid=uuid))['aggregates'])
+        return providers.aggregates_of(self.get_json, uuid)
 
     @staticmethod
     def _concurrently(func, items):
-        results = common.run_concurrently(func, items, WORKERS)
-        for result in results:
-            if isinstance(result, Exception):
-                raise result
-        return results
+        return providers.results_or_raise(
+            common.run_concurrently(func, items, providers.WORKERS))

@@ -9,6 +9,7 @@ from cliff import lister
 
 from osc_placement.resources import common
 from osc_placement.resources import provider_tree
+from osc_placement.resources import providers
 from osc_placement import version
 
 PROVIDER_ALLOCATIONS_URL = '/resource_providers/{uuid}/allocations'
@@ -128,9 +129,9 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         common.check_option_gates(self, parsed_args, LIST_GATES)
         ver = version.get_version(self)
         provider = common.find_provider(self, parsed_args.provider)
-        providers = (provider_tree.tree_providers(self, provider)
+        looked_at = (provider_tree.tree_providers(self, provider)
                      if parsed_args.tree else [provider])
-        held = holdings(self._allocations(providers))
+        held = holdings(self._allocations(looked_at))
         consumers = sorted(held)
         details = self._details(consumers, ver)
         columns = consumer_columns(ver, parsed_args.tree)
@@ -139,21 +140,21 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
             for consumer, detail in zip(consumers, details)
             if is_of_type(detail, parsed_args.consumer_type)]
 
-    def _allocations(self, providers):
-        results = provider_tree.raise_first_failure(common.run_concurrently(
+    def _allocations(self, listed):
+        results = providers.results_or_raise(common.run_concurrently(
             lambda provider: self.get_json(PROVIDER_ALLOCATIONS_URL.format(
                 uuid=provider['uuid']))['allocations'],
-            providers, provider_tree.WORKERS))
+            listed, providers.WORKERS))
         return [(provider['name'], allocations)
-                for provider, allocations in zip(providers, results)]
+                for provider, allocations in zip(listed, results)]
 
     def _details(self, consumers, ver):
         """GET /allocations/{consumer} for each, or {} where it says too
         little to be worth a request."""
         if not version.at_least(ver, DETAILS_VERSION):
             return [{} for _consumer in consumers]
-        return provider_tree.raise_first_failure(common.run_concurrently(
+        return providers.results_or_raise(common.run_concurrently(
             lambda consumer: self.get_json(CONSUMER_URL.format(
                 uuid=consumer)),
-            consumers, provider_tree.WORKERS,
+            consumers, providers.WORKERS,
             common.StderrProgress('consumers')))

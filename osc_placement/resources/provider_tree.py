@@ -8,25 +8,11 @@ nested object instead (see ``ShowTree.produce_output`` for why).
 from cliff import lister
 
 from osc_placement.resources import common
+from osc_placement.resources import providers
 
 BASE_URL = '/resource_providers'
 
-# What is read for every provider of the tree, concurrently: the name of
-# each part, its URL and the member of the answer that holds it. All of it
-# is older than nested providers (traits 1.6, aggregates 1.1), so the
-# command's 1.14 covers it.
-DETAILS = (
-    ('inventories', BASE_URL + '/{uuid}/inventories'),
-    ('usages', BASE_URL + '/{uuid}/usages'),
-    ('traits', BASE_URL + '/{uuid}/traits'),
-    ('aggregates', BASE_URL + '/{uuid}/aggregates'),
-)
 TREE_VERSION = '1.14'
-# Concurrent reads: no more than the connections requests keeps per host
-# (10); a thread beyond that opens a connection per request and urllib3
-# warns "Connection pool is full" on stderr for each.
-WORKERS = 10
-
 ROW_COLUMNS = ('name', 'uuid', 'generation', 'resources', 'traits',
                'aggregates')
 # The members of each provider in the nested (json/yaml) output, in order.
@@ -36,21 +22,11 @@ NESTED_FORMATS = ('json', 'yaml')
 INDENT = '  '
 
 
-def capacity(inventory):
-    """What can be allocated of one class: (total - reserved) * ratio.
-
-    Placement refuses an allocation past this amount, truncated the same
-    way.
-    """
-    return int((inventory['total'] - inventory['reserved'])
-               * inventory['allocation_ratio'])
-
-
 def resources_summary(inventories, usages):
     """``{class: {used, capacity, total, reserved, allocation_ratio}}``."""
     return {
         rc: {'used': usages.get(rc, 0),
-             'capacity': capacity(inventory),
+             'capacity': providers.capacity(inventory),
              'total': inventory['total'],
              'reserved': inventory['reserved'],
              'allocation_ratio': inventory['allocation_ratio']}
@@ -78,8 +54,8 @@ def provider_node(provider, details):
     }
 
 
-def build_tree(providers, details):
-    """The root of ``providers`` (one tree) with its descendants nested.
+def build_tree(listed, details):
+    """The root of ``listed`` (one tree) with its descendants nested.
 
     ``details`` maps each provider's uuid to its inventories, usages,
     traits and aggregates. Children are sorted by name, so the output does
@@ -87,7 +63,7 @@ def build_tree(providers, details):
     """
     nodes = {provider['uuid']:
              provider_node(provider, details[provider['uuid']])
-             for provider in providers}
+             for provider in listed}
     roots = []
     for node in nodes.values():
         parent = nodes.get(node['parent_provider_uuid'])
@@ -96,7 +72,7 @@ def build_tree(providers, details):
         node['children'].sort(key=_by_name)
     if len(roots) != 1:
         raise ValueError('expected one root among %d providers, found %d'
-                         % (len(providers), len(roots)))
+                         % (len(listed), len(roots)))
     return roots[0]
 
 
@@ -123,14 +99,6 @@ def tree_providers(command, provider):
     """Every provider of ``provider``'s tree (needs 1.14)."""
     return command.get_json(
         BASE_URL, in_tree=provider['root_provider_uuid'])['resource_providers']
-
-
-def raise_first_failure(results):
-    """``run_concurrently`` hands failures back; the first one is raised."""
-    for result in results:
-        if isinstance(result, Exception):
-            raise result
-    return results
 
 
 class ShowTree(common.PlacementCommand, lister.Lister):
@@ -164,21 +132,15 @@ class ShowTree(common.PlacementCommand, lister.Lister):
 
     def take_action(self, parsed_args):
         provider = common.find_provider(self, parsed_args.provider)
-        providers = tree_providers(self, provider)
-        self.tree = build_tree(providers, self._details(providers))
+        listed = tree_providers(self, provider)
+        self.tree = build_tree(listed, self._details(listed))
         return ROW_COLUMNS, tree_rows(self.tree)
 
-    def _details(self, providers):
-        """``{uuid: {part: value}}`` for DETAILS, read concurrently."""
-        wanted = [(provider['uuid'], part, url)
-                  for provider in providers for part, url in DETAILS]
-        results = raise_first_failure(common.run_concurrently(
-            lambda item: self.get_json(item[2].format(uuid=item[0]))[item[1]],
-            wanted, WORKERS, common.StderrProgress('provider details')))
-        details = {}
-        for (uuid, part, _url), value in zip(wanted, results):
-            details.setdefault(uuid, {})[part] = value
-        return details
+    def _details(self, listed):
+        """``{uuid: {part: value}}`` of every provider, read concurrently."""
+        return providers.read_parts(
+            self.get_json, [provider['uuid'] for provider in listed],
+            progress=common.StderrProgress('provider details'))
 
     def produce_output(self, parsed_args, column_names, data):
         # cliff's formatters print rows; a tree is not rows. For the

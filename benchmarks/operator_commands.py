@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time ``openstack resource provider capacity list`` on a big cloud.
+"""Time the operator commands on a big cloud: capacity list and explain.
 
 It writes benchmarks/cloud.py's cloud (compute hosts, every tenth with two
 NUMA children and a VGPU child, a sharing DISK_GB provider per aggregate of
@@ -10,12 +10,13 @@ server on it, then runs the real ``openstack`` command in a subprocess,
 process and the number of HTTP requests the command sent (counted from one
 extra ``--debug`` run, not timed):
 
-    python -m benchmarks.capacity_list \\
+    python -m benchmarks.operator_commands \\
         --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
 
 741 nodes make 1,000 providers, 7,407 nodes 10,000. ``--no-populate
 --state FILE`` serves a database populated by an earlier run; ``--url``
-times a server that is already running (and populated) instead.
+times a server that is already running (and populated) instead;
+``--only capacity`` or ``--only explain`` times one family of shapes.
 """
 
 import argparse
@@ -30,6 +31,13 @@ import time
 import urllib.request
 
 FIT = 'VCPU=4,MEMORY_MB=8192,DISK_GB=40'
+# A flavor as Nova asks for it, from a host that is not disabled.
+FLAVOR = ['--resource', 'VCPU=4', '--resource', 'MEMORY_MB=8192',
+          '--resource', 'DISK_GB=40', '--forbidden', 'COMPUTE_STATUS_DISABLED']
+# More than any host has: every host fails, and explain names helpers.
+TOO_BIG = ['--resource', 'VCPU=1000', '--resource', 'DISK_GB=40']
+CAPACITY = ['resource', 'provider', 'capacity', 'list']
+EXPLAIN = ['allocation', 'candidate', 'explain']
 
 
 def parse_args(argv):
@@ -46,6 +54,8 @@ def parse_args(argv):
     parser.add_argument('--state', help='the cloud description '
                         '(benchmarks.sql_cloud --state); names an aggregate')
     parser.add_argument('--runs', type=int, default=5)
+    parser.add_argument('--only', choices=['capacity', 'explain'],
+                        help='time only this family of shapes')
     parser.add_argument('--workers', type=int, default=1,
                         help='server worker processes (default 1)')
     parser.add_argument('--openstack', default=_default_openstack())
@@ -81,13 +91,12 @@ def start_server(connection, workers):
     raise SystemExit('the server at %s did not answer' % url)
 
 
-def command(args, url, options, debug=False):
+def command(args, url, words, debug=False):
     argv = [args.openstack, '--os-auth-type', 'admin_token', '--os-token',
             'admin', '--os-endpoint', url]
     if debug:
         argv.append('--debug')
-    return argv + ['resource', 'provider', 'capacity', 'list', '-f',
-                   'value'] + options
+    return argv + words + ['-f', 'value']
 
 
 def run(argv):
@@ -109,13 +118,26 @@ def requests_and_rows(args, url, options):
 
 
 def shapes(args):
-    found = [('capacity rows', []), ('--fit', ['--fit', FIT])]
+    """``(family, name, command words)`` of every shape timed."""
+    found = [('capacity', 'capacity rows', CAPACITY),
+             ('capacity', '--fit', CAPACITY + ['--fit', FIT]),
+             ('explain', 'explain funnel', EXPLAIN + FLAVOR)]
     if args.state:
         from benchmarks import candidates
-        aggregate = candidates.load_cloud(args.state).aggregates[0]
-        found.append(('--aggregate (20 hosts) --fit',
-                      ['--aggregate', aggregate, '--fit', FIT]))
-    return found
+        cloud = candidates.load_cloud(args.state)
+        found += [
+            ('capacity', '--aggregate (20 hosts) --fit',
+             CAPACITY + ['--aggregate', cloud.aggregates[0], '--fit', FIT]),
+            # The first host has NUMA children and a GPU, and a shared disk.
+            ('explain', 'explain a host (candidate)',
+             EXPLAIN + FLAVOR + ['--resource-provider', cloud.hosts[0]]),
+            ('explain', 'explain a host (fails)',
+             EXPLAIN + TOO_BIG + ['--resource-provider', cloud.hosts[0]]),
+            ('explain', 'explain a shared disk',
+             EXPLAIN + FLAVOR + ['--resource-provider', cloud.sharing[0]]),
+        ]
+    return [(name, words) for family, name, words in found
+            if args.only in (None, family)]
 
 
 def populate(args):
@@ -142,7 +164,7 @@ def main(argv=None):
             sent, rows = requests_and_rows(args, url, options)
             times = [run(command(args, url, options))[0]
                      for _ in range(args.runs)]
-            print('%-30s median %6.2f s  min %6.2f s  %6d requests  '
+            print('%-32s median %6.2f s  min %6.2f s  %6d requests  '
                   '%d rows  (%d runs)'
                   % (name, statistics.median(times), min(times), sent, rows,
                      args.runs), flush=True)

@@ -1,0 +1,101 @@
+"""What the public API tells about many providers, and its arithmetic.
+
+Placement has no request that returns the inventories, usages, traits or
+aggregates of many providers at once, so the commands that look at a tree
+or a whole cloud (``tree show``, ``capacity list``, ``allocation candidate
+explain``) read them provider by provider, concurrently, here.
+"""
+
+from osc_lib import exceptions
+
+from osc_placement.resources import common
+
+PROVIDERS_URL = '/resource_providers'
+PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
+# What can be read about one provider: the URL and the member of the
+# answer that holds it. All older than nested providers (traits 1.6,
+# aggregates 1.1).
+PARTS = {
+    'inventories': PROVIDER_URL + '/inventories',
+    'usages': PROVIDER_URL + '/usages',
+    'traits': PROVIDER_URL + '/traits',
+    'aggregates': PROVIDER_URL + '/aggregates',
+}
+ALL_PARTS = tuple(PARTS)
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+# Concurrent reads: no more than the connections requests keeps per host
+# (10); a thread beyond that opens a connection per request and urllib3
+# warns "Connection pool is full" on stderr for each.
+WORKERS = 10
+# A server error while reading a provider is retried this many times.
+MAX_ATTEMPTS = 4
+
+
+def capacity(inventory):
+    """What can be allocated in all: (total - reserved) * ratio, truncated
+    as Placement truncates it."""
+    return int((inventory['total'] - inventory['reserved'])
+               * inventory['allocation_ratio'])
+
+
+def accepts(inventory, amount):
+    """True when one allocation of ``amount`` obeys the unit limits."""
+    return (inventory.get('min_unit', 1) <= amount
+            <= inventory.get('max_unit', amount)
+            and amount % inventory.get('step_size', 1) == 0)
+
+
+def results_or_raise(results):
+    """``common.run_concurrently`` hands failures back: raise the first."""
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return results
+
+
+def read_parts(get_json, uuids, parts=ALL_PARTS, progress=None,
+               skip_missing=False):
+    """``{uuid: {part: value}}`` for every provider, read concurrently.
+
+    ``get_json(url)`` sends one GET. A server error is retried; with
+    ``skip_missing`` a provider deleted meanwhile is left out instead of
+    failing the whole read.
+    """
+    def read_one(uuid):
+        return {part: _get_retrying(get_json, PARTS[part].format(uuid=uuid),
+                                    part)
+                for part in parts}
+
+    uuids = list(uuids)
+    results = common.run_concurrently(read_one, uuids, WORKERS, progress)
+    read = {}
+    for uuid, result in zip(uuids, results):
+        if skip_missing and isinstance(result, exceptions.NotFound):
+            continue
+        read[uuid] = results_or_raise([result])[0]
+    return read
+
+
+def _get_retrying(get_json, url, member):
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            return get_json(url)[member]
+        except Exception as exc:
+            if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
+                raise
+            common.back_off(exc, attempt)
+
+
+def aggregates_of(get_json, uuid):
+    """The aggregates of one provider, as a set."""
+    return set(get_json(PARTS['aggregates'].format(uuid=uuid))['aggregates'])
+
+
+def in_aggregates(aggregates, **filters):
+    """``member_of`` any of ``aggregates``, as a provider list filter."""
+    return dict(filters, member_of='in:' + ','.join(sorted(aggregates)))
+
+
+def root_of(provider):
+    """A listed provider's root (itself before 1.14 shows roots)."""
+    return provider.get('root_provider_uuid') or provider['uuid']
