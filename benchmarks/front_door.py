@@ -14,43 +14,15 @@ must print the same output; the script checks that before timing.
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 
 from benchmarks import client as bench_client
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def start_server(state_dir):
-    port = free_port()
-    popen = subprocess.Popen(
-        [sys.executable, '-m', 'osc_placement.server', '--host', '127.0.0.1',
-         '--port', str(port), '--database-connection',
-         'sqlite:///%s/placement.sqlite' % state_dir],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = 'http://127.0.0.1:%d' % port
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if popen.poll() is not None:
-            raise RuntimeError('server exited with %s' % popen.returncode)
-        try:
-            urllib.request.urlopen(url + '/', timeout=1).read()
-            return popen, url
-        except OSError:
-            time.sleep(0.1)
-    popen.terminate()
-    raise RuntimeError('server at %s did not answer' % url)
+from benchmarks import local_server
 
 
 def create_providers(url, count):
@@ -111,7 +83,8 @@ def main(argv=None):
         if not path:
             parser.error('no %s command found' % name)
     state_dir = tempfile.mkdtemp(prefix='front-door-')
-    server, url = start_server(state_dir)
+    server, url = local_server.start(
+        'sqlite:///%s/placement.sqlite' % state_dir)
     try:
         create_providers(url, args.providers)
         auth = ['--os-auth-type', 'admin_token', '--os-token', 'admin',

@@ -22,13 +22,13 @@ times a server that is already running (and populated) instead;
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+from benchmarks import local_server
 
 FIT = 'VCPU=4,MEMORY_MB=8192,DISK_GB=40'
 # A flavor as Nova asks for it, from a host that is not disabled.
@@ -65,30 +65,6 @@ def parse_args(argv):
 def _default_openstack():
     beside = os.path.join(os.path.dirname(sys.executable), 'openstack')
     return beside if os.path.exists(beside) else shutil.which('openstack')
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def start_server(connection, workers):
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, '-m', 'osc_placement.server', '--database-connection',
-         connection, '--port', str(port), '--workers', str(workers)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = 'http://127.0.0.1:%d' % port
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url + '/', timeout=1).read()
-            return server, url
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit('the server at %s did not answer' % url)
 
 
 def command(args, url, words, debug=False):
@@ -158,7 +134,8 @@ def main(argv=None):
             raise SystemExit('give --database-connection or --url')
         if not args.no_populate:
             populate(args)
-        server, url = start_server(args.database_connection, args.workers)
+        server, url = local_server.start(args.database_connection,
+                                         args.workers)
     try:
         for name, options in shapes(args):
             sent, rows = requests_and_rows(args, url, options)

@@ -427,7 +427,7 @@ def explain_tree(hoods, request, helpers=()):
         if all(per_group) and all(f.result == PASS for f in root_findings):
             findings += combination_findings(hood, request, per_group)
         findings += _helper_findings(hood, request, helpers)
-        if not any(f.result == FAIL for f in findings):
+        if not any(f.result == FAIL and not f.moot for f in findings):
             findings.append(Finding(root, None, 'combination', '',
                                     'no combination of the groups fits',
                                     FAIL))

@@ -23,12 +23,6 @@ PROVIDERS_URL = '/resource_providers'
 # keep failing on the server, is given up on after this many attempts and
 # counted as a failure.
 MAX_ATTEMPTS = 8
-# Concurrent requests for --aggregate. Enough to hide the latency of one
-# request behind others, few enough not to swamp a small Placement, and no
-# more than the connections requests keeps per host (10): a thread beyond
-# that would open a new connection per request, and urllib3 would warn
-# about each one on stderr.
-WORKERS = 10
 
 
 class ProviderWriter:
@@ -90,7 +84,7 @@ def write_aggregate(command, aggregate, writer, progress_label):
     """
     providers = aggregate_members(command, aggregate)
     progress = common.StderrProgress(progress_label)
-    results = common.run_concurrently(writer, providers, WORKERS, progress)
+    results = common.run_concurrently(writer, providers, progress=progress)
     report_failures(providers, results, writer.action)
     return providers, results
 

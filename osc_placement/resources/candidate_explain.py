@@ -12,6 +12,8 @@ import logging
 
 from cliff import lister
 
+from osc_lib import exceptions
+
 from osc_placement import explain
 from osc_placement.resources import allocation_candidate as candidates
 from osc_placement.resources import common
@@ -80,23 +82,37 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
+        if parsed_args.all_checks and not parsed_args.explained:
+            raise exceptions.CommandError(
+                '--all-checks needs --resource-provider.')
+        # Which trees are candidates does not depend on the mappings shown.
+        parsed_args.mappings = False
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
         candidates.validate(self, parsed_args, groups, ver)
-        self.check_version(version.ge(READ_VERSION))
+        self._check_reads_possible(ver)
         query = candidates.build_query(parsed_args, groups, LOG)
-        query.pop('limit', None)
-        pairs = query_pairs(query)
-        request = explain.parse_query(pairs, version_tuple(ver))
+        limit = query.pop('limit', None)
+        request = explain.parse_query(query_pairs(query), version_tuple(ver))
         reader = CloudReader(self.placement)
         if not parsed_args.explained:
+            # --limit bounds the one candidate request of the funnel.
+            answer_query = dict(query, limit=limit) if limit else query
             return FUNNEL_COLUMNS, funnel_rows(
-                reader, request, lambda: self.get_json(candidates.BASE_URL,
-                                                       **query))
+                reader, request,
+                lambda: self.get_json(candidates.BASE_URL, **answer_query))
         self._check_request(query, ver)
         rows = explain_rows(reader, request, parsed_args.explained,
                             parsed_args.all_checks)
         return EXPLAIN_COLUMNS, rows
+
+    def _check_reads_possible(self, ver):
+        """The reads go at READ_VERSION at least. A version the user gave
+        says nothing of the server's maximum, so it is tried; a negotiated
+        one below READ_VERSION is that maximum: refuse it upstream's way.
+        """
+        if self.placement.negotiating:
+            self.check_version(version.ge(READ_VERSION))
 
     def _check_request(self, query, ver):
         """Let the server refuse a bad request (unknown class or trait)
@@ -190,14 +206,17 @@ class CloudReader:
         if self._sharing is None:
             self._sharing = _uuids(self.list_providers(
                 required=providers.SHARING_TRAIT))
+        sharing = sorted(set(uuids) & self._sharing)
+        unread = [uuid for uuid in sharing if uuid not in self._served]
+        served = providers.results_or_raise(common.run_concurrently(
+            self._trees_served_by_one, unread))
+        self._served.update(zip(unread, served))
         trees = {providers.root_of(self._listed[u]) for u in uuids}
-        for uuid in sorted(set(uuids) & self._sharing):
-            if uuid not in self._served:
-                aggregates = providers.aggregates_of(self.get_json, uuid)
-                self._served[uuid] = self.roots_in(aggregates) \
-                    if aggregates else set()
-            trees |= self._served[uuid]
-        return trees
+        return trees.union(*(self._served[uuid] for uuid in sharing))
+
+    def _trees_served_by_one(self, uuid):
+        aggregates = providers.aggregates_of(self.get_json, uuid)
+        return self.roots_in(aggregates) if aggregates else set()
 
     def root_of(self, uuid):
         """The root of provider ``uuid``, or None if there is none."""
@@ -298,22 +317,20 @@ def _group_label(group):
 
 def funnel_rows(reader, request, candidates_of_request):
     """Each criterion's providers alone, and the trees still in after it
-    and every criterion before it in its group; then the whole request's
-    answer. ``candidates_of_request()`` asks for that answer."""
+    and every criterion before it; then the whole request's answer.
+    ``candidates_of_request()`` asks for that answer."""
     everyone = reader.list_providers()
     root_of = {item['uuid']: providers.root_of(item) for item in everyone}
-    all_trees = set(root_of.values())
-    rows = [('', 'all providers', len(root_of), len(all_trees), '')]
-    emptied = False
+    remaining = set(root_of.values())
+    rows = [('', 'all providers', len(root_of), len(remaining), '')]
     for group in request.groups:
-        trees = _group_funnel(reader, group, root_of, all_trees)
-        for criterion, passing, remaining in trees:
-            note = ''
-            if not remaining and not emptied:
-                note, emptied = 'empties the set', True
+        for criterion, passing, trees in _group_funnel(reader, group,
+                                                       root_of):
+            remaining &= trees
             rows.append((_group_label(group.suffix), criterion,
-                         len(passing), len(remaining), note))
-    rows += _root_rows(reader, request, root_of, emptied)
+                         len(passing), len(remaining), ''))
+    rows += _root_rows(reader, request, root_of, remaining)
+    _mark_first_empty(rows)
     answer = candidates_of_request()
     count = len(answer['allocation_requests'])
     answered = {root_of.get(uuid, uuid)
@@ -324,8 +341,16 @@ def funnel_rows(reader, request, candidates_of_request):
     return rows
 
 
-def _group_funnel(reader, group, root_of, all_trees):
-    """``(criterion, passing providers, remaining trees)`` of one group.
+def _mark_first_empty(rows):
+    for index, row in enumerate(rows):
+        if row[3] == 0:
+            rows[index] = row[:4] + ('empties the set',)
+            return
+
+
+def _group_funnel(reader, group, root_of):
+    """``(criterion, passing providers, trees that may still serve the
+    group)`` after each criterion of one group.
 
     A suffixed group's providers must pass every criterion themselves; the
     unsuffixed group's criteria may be met by different providers of a
@@ -334,7 +359,7 @@ def _group_funnel(reader, group, root_of, all_trees):
     A sharing provider meets a criterion for every tree it serves.
     """
     remaining_providers = set(root_of)
-    remaining_trees = set(all_trees)
+    remaining_trees = set(root_of.values())
     for criterion, params in group_criteria(group):
         passing = _uuids(reader.list_providers(**params))
         if group.suffix:
@@ -367,15 +392,16 @@ def group_criteria(group):
         yield 'in the tree of %s' % group.in_tree, {'in_tree': group.in_tree}
 
 
-def _root_rows(reader, request, root_of, emptied):
+def _root_rows(reader, request, root_of, remaining):
+    """The trees whose root passes --root-required, of those still in."""
     if not (request.root_required or request.root_forbidden):
         return []
     value = ','.join(sorted(request.root_required)
                      + ['!' + n for n in sorted(request.root_forbidden)])
     roots = _uuids(reader.list_providers(required=value)) & set(
         root_of.values())
-    note = 'empties the set' if not roots and not emptied else ''
-    return [('', 'root has %s' % value, len(roots), len(roots), note)]
+    return [('', 'root has %s' % value, len(roots),
+             len(roots & remaining), '')]
 
 
 def _uuids(listing):

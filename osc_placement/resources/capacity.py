@@ -269,7 +269,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        request = parse_fit(parsed_args.fit) if parsed_args.fit else None
+        request = (parse_fit(parsed_args.fit)
+                   if parsed_args.fit is not None else None)
         common.check_option_gates(self, parsed_args, GATES)
         self._check_classes(parsed_args.resource_class or list(request or ()))
         listed = self.get_json(
@@ -425,4 +426,4 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     @staticmethod
     def _concurrently(func, items):
         return providers.results_or_raise(
-            common.run_concurrently(func, items, providers.WORKERS))
+            common.run_concurrently(func, items))

@@ -190,7 +190,15 @@ def _error_code(cause):
         return None
 
 
-def run_concurrently(func, items, workers=16, progress=None):
+# Concurrent requests of the commands that send many: enough to hide the
+# latency of one request behind others, few enough not to swamp a small
+# Placement, and no more than the connections requests keeps per host (10):
+# a thread beyond that opens a connection per request, and urllib3 warns
+# "Connection pool is full" on stderr for each.
+WORKERS = 10
+
+
+def run_concurrently(func, items, workers=WORKERS, progress=None):
     """``[func(item) for item in items]``, run on a bounded thread pool.
 
     Results (or the exception each call raised) come back in the order of

@@ -144,7 +144,7 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         results = providers.results_or_raise(common.run_concurrently(
             lambda provider: self.get_json(PROVIDER_ALLOCATIONS_URL.format(
                 uuid=provider['uuid']))['allocations'],
-            listed, providers.WORKERS))
+            listed))
         return [(provider['name'], allocations)
                 for provider, allocations in zip(listed, results)]
 
@@ -156,5 +156,4 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         return providers.results_or_raise(common.run_concurrently(
             lambda consumer: self.get_json(CONSUMER_URL.format(
                 uuid=consumer)),
-            consumers, providers.WORKERS,
-            common.StderrProgress('consumers')))
+            consumers, progress=common.StderrProgress('consumers')))

@@ -50,7 +50,7 @@ RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
 # Attempts per provider and concurrent requests for --aggregate: the
 # shared bulk machinery's, named here too for inventory class set and tests.
 MAX_ATTEMPTS = bulk.MAX_ATTEMPTS
-WORKERS = bulk.WORKERS
+WORKERS = common.WORKERS
 
 # Options that need more than the command does: (dest, applies, version).
 SET_GATES = (

@@ -23,10 +23,6 @@ PARTS = {
 }
 ALL_PARTS = tuple(PARTS)
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
-# Concurrent reads: no more than the connections requests keeps per host
-# (10); a thread beyond that opens a connection per request and urllib3
-# warns "Connection pool is full" on stderr for each.
-WORKERS = 10
 # A server error while reading a provider is retried this many times.
 MAX_ATTEMPTS = 4
 
@@ -67,7 +63,7 @@ def read_parts(get_json, uuids, parts=ALL_PARTS, progress=None,
                 for part in parts}
 
     uuids = list(uuids)
-    results = common.run_concurrently(read_one, uuids, WORKERS, progress)
+    results = common.run_concurrently(read_one, uuids, progress=progress)
     read = {}
     for uuid, result in zip(uuids, results):
         if skip_missing and isinstance(result, exceptions.NotFound):

@@ -252,6 +252,52 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
             ('allocation candidates', 0, 0, 'no candidates')], steps)
         self.assertEqual('all providers', rows[0]['criterion'])
 
+    def test_funnel_carries_the_trees_across_groups(self):
+        """Each group alone keeps a tree, a different one: together they
+        keep none, and the first criterion of the second group says so."""
+        rc = self.new_resource_class()
+        first = self.host(**{rc: {'total': 4}})
+        second = self.host(**{rc: {'total': 4}})
+        trait = self.new_trait()
+        self.set_traits(first['uuid'], trait)
+        rows = self.explain('--group', '1', '--resource', '%s=1' % rc,
+                            '--required', trait, '--group', '2',
+                            '--resource', '%s=1' % rc, '--forbidden', trait,
+                            '--group-policy', 'none')
+        steps = [(row['group'], row['criterion'], row['providers'],
+                  row['trees'], row['note']) for row in rows[1:]]
+        self.assertEqual([
+            ('1', 'room for %s=1' % rc, 2, 2, ''),
+            ('1', 'has trait %s' % trait, 1, 1, ''),
+            ('2', 'room for %s=1' % rc, 2, 1, ''),
+            ('2', 'without trait %s' % trait, rows[0]['providers'] - 1, 0,
+             'empties the set'),
+            ('', 'allocation candidates', 0, 0, 'no candidates')], steps)
+        self.assertVerdicts(
+            ['--group', '1', '--resource', '%s=1' % rc, '--required', trait,
+             '--group', '2', '--resource', '%s=1' % rc, '--forbidden',
+             trait, '--group-policy', 'none'],
+            {first['name']: [first['uuid']],
+             second['name']: [second['uuid']]})
+
+    def test_older_versions_and_ignored_options(self):
+        """A version given below 1.18 judges the request at that version
+        (the reads go at 1.18); --mappings and --limit change nothing."""
+        root, nodes, gpu = self.numa_host()
+        rows = self.explain('--resource', 'VCPU=1', '--resource',
+                            'DISK_GB=1', '--resource-provider', root['name'],
+                            version='1.17')
+        # Before 1.29 a candidate takes from one provider per tree: the
+        # NUMA node's VCPU and the root's disk cannot go together.
+        self.assertEqual(['fail'], [row['result'] for row in rows
+                                    if row['check'] == 'candidate'])
+        self.assertIn(('', '', 'one provider per tree'), self.failed(rows))
+        rows = self.explain('--resource', 'VCPU=1', '--resource',
+                            'DISK_GB=1', '--resource-provider', root['name'],
+                            '--mappings', '--limit', '1', version='1.29')
+        self.assertEqual(['pass'], [row['result'] for row in rows
+                                    if row['check'] == 'candidate'])
+
     # --- errors
 
     def test_errors(self):
@@ -273,6 +319,15 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         self.assertCommandFails(
             ['allocation', 'candidate', 'explain', '--resource-provider',
              host['uuid']], 'At least one --resource must be specified.')
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1',
+             '--all-checks'], '--all-checks needs --resource-provider.')
+        # An option the version given does not have: upstream's words.
+        self.assertCommandFails(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1',
+             '--required', 'HW_CPU_X86_AVX2', '--resource-provider',
+             host['uuid']], helpers_b.gate_error('1.12', '1.17'),
+            version='1.12')
         self.pretend_server_max('1.17')
         self.assertCommandFails(
             ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1'],

@@ -202,7 +202,7 @@ class CapacityListTests(CapacityTestCase):
 
     def test_bad_fit(self):
         for text in ('VCPU', 'VCPU=0', 'VCPU=-1', 'VCPU=x', 'VCPU=1,',
-                     '=4'):
+                     '=4', ''):
             result = self.assertCommandFails(
                 ['resource', 'provider', 'capacity', 'list', '--fit', text],
                 '--fit must be RESOURCE_CLASS=AMOUNT')

@@ -2,6 +2,7 @@
 
 import testtools
 
+from osc_placement.resources import common
 from osc_placement.resources import consumer
 from osc_placement.resources import provider_tree
 from osc_placement.resources import providers
@@ -150,5 +151,5 @@ class TestWorkers(testtools.TestCase):
         # (seen with 16 against a real server: the functional test
         # test_nothing_on_stderr in OSC_PLACEMENT_FUNCTIONAL_SERVER=process).
         from requests import adapters
-        self.assertLessEqual(providers.WORKERS,
+        self.assertLessEqual(common.WORKERS,
                              adapters.DEFAULT_POOLSIZE)
