@@ -219,7 +219,16 @@ def delete(conn, uuid):
 # -- the filtered list ---------------------------------------------------
 
 def _capacity_clause(class_id, amount):
-    """The provider has inventory of the class that fits ``amount``."""
+    """The provider has inventory of the class that fits ``amount``.
+
+    The class and the amount are written into the statement, not bound:
+    once psycopg prepares a statement, PostgreSQL may switch to a generic
+    plan, which cannot see how many inventories pass and guesses one; it
+    then joins every provider in nested loops (26 s instead of 0.2 s for
+    10,000 providers).
+    """
+    class_id = sa.literal(class_id, literal_execute=True)
+    amount = sa.literal(amount, literal_execute=True)
     used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
             .where(_ALLOC.c.resource_provider_id
                    == _INV.c.resource_provider_id,
@@ -229,7 +238,7 @@ def _capacity_clause(class_id, amount):
         _INV.c.resource_provider_id == _RP.c.id,
         _INV.c.resource_class_id == class_id,
         _INV.c.min_unit <= amount, _INV.c.max_unit >= amount,
-        sa.literal(amount) % _INV.c.step_size == 0,
+        amount % _INV.c.step_size == 0,
         (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
         >= used + amount)
 
