@@ -194,25 +194,29 @@ def _read_member_of(group, value):
 class Neighbourhood:
     """The providers a tree's candidates can use.
 
-    ``providers``: every provider of the tree rooted at ``anchor`` and the
+    ``around``: every provider of the tree rooted at ``anchor`` and the
     sharing providers (of any tree) that may serve it, keyed by uuid;
     ``known``: every provider read, for parent chains and roots;
     ``in_tree_roots``: ``{uuid: root uuid or None}`` for the in_tree
     values of the request (None: no such provider).
     """
 
-    def __init__(self, anchor, providers, known=None, in_tree_roots=None):
+    def __init__(self, anchor, around, known=None, in_tree_roots=None):
         self.anchor = anchor
-        self.known = dict(known or providers)
-        tree_aggs = frozenset().union(*(
-            p.aggregates for p in providers.values() if p.root == anchor))
-        self.tree = [p for p in providers.values() if p.root == anchor]
-        self.servers = [p for p in providers.values()
+        self.known = dict(known or around)
+        self.tree = [p for p in around.values() if p.root == anchor]
+        tree_aggs = frozenset().union(*(p.aggregates for p in self.tree))
+        self.servers = [p for p in around.values()
                         if p.root != anchor and p.is_sharing
                         and p.aggregates & tree_aggs]
-        self.providers = sorted(self.tree, key=_depth_order(self.known)) \
+        # Findings list the root first, then each level by name.
+        self.providers = sorted(self.tree, key=self._depth_and_name) \
             + sorted(self.servers, key=lambda p: p.uuid)
         self.in_tree_roots = in_tree_roots or {}
+
+    def _depth_and_name(self, provider):
+        return (len(self.ancestors_or_self(provider)), provider.name or '',
+                provider.uuid)
 
     @property
     def root(self):
@@ -229,16 +233,6 @@ class Neighbourhood:
             provider = self.known[provider.parent]
             found.add(provider.uuid)
         return found
-
-
-def _depth_order(known):
-    def depth(provider):
-        level = 0
-        while provider.parent is not None and provider.parent in known:
-            provider = known[provider.parent]
-            level += 1
-        return (level, provider.name or '', provider.uuid)
-    return depth
 
 
 # --- The verdict ---------------------------------------------------------
@@ -415,10 +409,14 @@ def explain_tree(hoods, request, helpers=()):
         findings += _marked_moot(hood, group, choices,
                                  provider_findings(hood, group))
         findings += _group_findings(hood, group, choices)
-    anchored_here = list(candidate_combinations(hood, request))
-    verdict = is_candidate(hoods, request, root)
-    if anchored_here and not any(takes_from_tree(hood, combo, root)
-                                 for combo in anchored_here):
+    anchored_here, takes_here = False, False
+    for combo in candidate_combinations(hood, request):
+        anchored_here = True
+        if takes_from_tree(hood, combo, root):
+            takes_here = True
+            break
+    verdict = takes_here or is_candidate(hoods[1:], request, root)
+    if anchored_here and not takes_here:
         findings.append(Finding(
             root, None, 'takes from the tree', 'a provider of the tree',
             'every candidate takes only from sharing providers of other '

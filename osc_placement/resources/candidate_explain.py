@@ -227,13 +227,13 @@ class CloudReader:
         tree = self.tree(root)
         aggregates = frozenset().union(*(p.aggregates for p in tree))
         servers = [p for p in self.sharing_in(aggregates) if p.root != root]
-        providers = {p.uuid: p for p in tree + servers}
-        known = dict(providers)
+        around = {p.uuid: p for p in tree + servers}
+        known = dict(around)
         for server in servers:
             # Their own trees, for same_subtree's ancestry.
             if server.parent is not None:
                 known.update({p.uuid: p for p in self.tree(server.root)})
-        return explain.Neighbourhood(root, providers, known, in_tree_roots)
+        return explain.Neighbourhood(root, around, known, in_tree_roots)
 
     def neighbourhoods(self, root, in_tree_roots):
         """The tree's own neighbourhood first, then those of the trees its
