@@ -368,9 +368,10 @@ def candidate_table(body, names):
                                                 with_mappings):
             values = {
                 '#': number,
-                'allocation': _joined_amounts(resources),
+                'allocation': common.amounts_text(resources),
                 'resource provider': provider,
-                'inventory used/capacity': _capacity(summaries.get(provider)),
+                'inventory used/capacity': common.used_of_capacity_text(
+                    (summaries.get(provider) or {}).get('resources', {})),
                 'traits': ','.join(
                     (summaries.get(provider) or {}).get('traits', [])),
                 'mappings': MappingsColumn(groups_of.get(provider, [])),
@@ -416,13 +417,3 @@ def groups_by_provider(mappings):
         for provider in providers:
             groups.setdefault(provider, []).append(group)
     return groups
-
-
-def _joined_amounts(resources):
-    return ','.join('%s=%s' % (rc, amount) for rc, amount in resources.items())
-
-
-def _capacity(summary):
-    resources = (summary or {}).get('resources', {})
-    return ','.join('%s=%s/%s' % (rc, value['used'], value['capacity'])
-                    for rc, value in resources.items())

@@ -297,3 +297,17 @@ def find_provider(command, name_or_uuid):
             "No resource provider with a name or UUID of '%s' exists."
             % name_or_uuid)
     return found[0]
+
+
+def amounts_text(resources):
+    """``VCPU=2,MEMORY_MB=512``: amounts per class, as ``--resource``
+    options write them. A string in every format (json included), so that
+    ``-f value`` and ``-f csv`` print what the table shows."""
+    return ','.join('%s=%s' % item for item in resources.items())
+
+
+def used_of_capacity_text(resources):
+    """``VCPU=2/16,MEMORY_MB=512/8192``: used/capacity per class of
+    ``{class: {'used': n, 'capacity': n}}``."""
+    return ','.join('%s=%s/%s' % (rc, value['used'], value['capacity'])
+                    for rc, value in resources.items())

@@ -38,15 +38,6 @@ LIST_GATES = (
 )
 
 
-def resources_text(resources):
-    """``MEMORY_MB=512,VCPU=2``, the way --resource options are written.
-
-    A string in every format (json included) so that ``-f value`` and
-    ``-f csv`` print the same text as the table.
-    """
-    return ','.join('%s=%d' % pair for pair in resources.items())
-
-
 def consumer_columns(ver, tree):
     return tuple(name for name in common.available_at(COLUMNS, ver)
                  if tree or name not in TREE_ONLY_COLUMNS)
@@ -77,7 +68,7 @@ def holdings(allocations_by_provider):
 def consumer_row(consumer, entry, detail, columns):
     """One row of ``columns``; ``detail`` is GET /allocations/{consumer}."""
     values = dict(detail or {}, consumer_uuid=consumer,
-                  resources=resources_text(entry['resources']),
+                  resources=common.amounts_text(entry['resources']),
                   providers=','.join(entry['providers']))
     return tuple(values.get(column) for column in columns)
 

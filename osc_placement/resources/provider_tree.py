@@ -33,12 +33,6 @@ def resources_summary(inventories, usages):
         for rc, inventory in sorted(inventories.items())}
 
 
-def resources_text(summary):
-    """``VCPU=2/16,MEMORY_MB=512/8192``: used/capacity per class."""
-    return ','.join('%s=%d/%d' % (rc, amounts['used'], amounts['capacity'])
-                    for rc, amounts in summary.items())
-
-
 def provider_node(provider, details):
     """One provider of the nested output, without its children yet."""
     return {
@@ -90,7 +84,8 @@ def walk(node, depth=0):
 def tree_rows(root):
     """One ROW_COLUMNS row per provider, the name indented by depth."""
     return [(INDENT * depth + node['name'], node['uuid'],
-             node['generation'], resources_text(node['resources']),
+             node['generation'],
+             common.used_of_capacity_text(node['resources']),
              len(node['traits']), len(node['aggregates']))
             for depth, node in walk(root)]
 

@@ -41,10 +41,10 @@ class TestCapacity(testtools.TestCase):
                          summary['VCPU'])
         self.assertEqual(0, summary['MEMORY_MB']['used'])
         self.assertEqual('MEMORY_MB=0/3584,VCPU=3/32',
-                         provider_tree.resources_text(summary))
+                         common.used_of_capacity_text(summary))
 
     def test_no_inventory(self):
-        self.assertEqual('', provider_tree.resources_text(
+        self.assertEqual('', common.used_of_capacity_text(
             provider_tree.resources_summary({}, {})))
 
 
@@ -113,7 +113,7 @@ class TestHoldings(testtools.TestCase):
             'c2': {'resources': {'VCPU': 1}, 'providers': ['numa1']},
         }, held)
         self.assertEqual('MEMORY_MB=512,VCPU=4,VGPU=1',
-                         consumer.resources_text(held['c1']['resources']))
+                         common.amounts_text(held['c1']['resources']))
 
     def test_nothing_held(self):
         self.assertEqual({}, consumer.holdings([('rp', {})]))
