@@ -487,12 +487,8 @@ def _resource_checks(group, p):
             continue
         yield ('capacity', wanted, _capacity_text(p, rc),
                amount <= p.room(rc))
-        yield ('min_unit', wanted, 'min_unit %d' % inv['min_unit'],
-               amount >= inv['min_unit'])
-        yield ('max_unit', wanted, 'max_unit %d' % inv['max_unit'],
-               amount <= inv['max_unit'])
-        yield ('step_size', wanted, 'step_size %d' % inv['step_size'],
-               amount % inv['step_size'] == 0)
+        for name, limit, passed in providers.unit_checks(inv, amount):
+            yield name, wanted, '%s %d' % (name, limit), passed
 
 
 def _capacity_text(p, rc):

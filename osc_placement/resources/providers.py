@@ -34,11 +34,25 @@ def capacity(inventory):
                * inventory['allocation_ratio'])
 
 
+# The unit limits of an inventory: each one's name and its test of one
+# allocation's amount.
+UNIT_LIMITS = (
+    ('min_unit', lambda limit, amount: amount >= limit),
+    ('max_unit', lambda limit, amount: amount <= limit),
+    ('step_size', lambda limit, amount: amount % limit == 0),
+)
+
+
+def unit_checks(inventory, amount):
+    """``(limit name, its value, passed)`` for each unit limit the
+    inventory has."""
+    return [(name, inventory[name], test(inventory[name], amount))
+            for name, test in UNIT_LIMITS if name in inventory]
+
+
 def accepts(inventory, amount):
     """True when one allocation of ``amount`` obeys the unit limits."""
-    return (inventory.get('min_unit', 1) <= amount
-            <= inventory.get('max_unit', amount)
-            and amount % inventory.get('step_size', 1) == 0)
+    return all(passed for _, _, passed in unit_checks(inventory, amount))
 
 
 def results_or_raise(results):
