@@ -28,8 +28,12 @@ tree. The rule, exact for what ``PUT /allocations`` accepts:
   the extra claims that its sharing providers make possible, each class
   from the tree's own leftover slots first and then from the sharing
   provider with the most slots left. Every claim counted in the total can
-  be placed at the same time. When sharing providers serve several trees
-  this greedy order may count fewer than the best possible placement (never
+  be placed at the same time. A second placement claims one request per
+  tree in turn, round robin in the listed order, each class from the
+  provider serving the tree with the most slots left, until no tree takes
+  one more; the total is the larger of the two counts (on some layouts
+  with sharing each beats the other). When sharing providers serve several
+  trees this may still count fewer than the best possible placement (never
   more).
 """
 
@@ -169,7 +173,14 @@ class FitCounter:
                    for rc in self.classes)
 
     def total(self):
-        """Claims that all fit at once; shared room counted once."""
+        """Claims that all fit at once; shared room counted once.
+
+        Two placements, each of claims that fit together, and the larger
+        count: neither greedy order beats the other on every layout.
+        """
+        return max(self._own_room_first(), self._round_robin())
+
+    def _own_room_first(self):
         pools = {p: dict(room) for p, room in self.pools.items()}
         placed = 0
         # Own providers first, so no tree eats shared room it did not need.
@@ -188,6 +199,36 @@ class FitCounter:
                 self._take(left, shared, rc, pools)
             placed += extra
         return placed
+
+    def _round_robin(self):
+        """One claim per tree in turn, each class from the provider serving
+        the tree with the most slots left; a tree that cannot take one
+        more drops out."""
+        pools = {p: dict(room) for p, room in self.pools.items()}
+        placed = 0
+        active = list(self.trees)
+        while active:
+            for root in list(active):
+                choice = self._one_claim(root, pools)
+                if choice is None:
+                    active.remove(root)
+                    continue
+                for rc, provider in choice.items():
+                    pools[provider][rc] -= 1
+                placed += 1
+        return placed
+
+    def _one_claim(self, root, pools):
+        """{class: provider} for one more claim on the tree, or None."""
+        providers = list(self.trees[root]) + list(self.sharing.get(root, ()))
+        choice = {}
+        for rc in self.classes:
+            best = max(providers, key=lambda p: pools.get(p, {}).get(rc, 0),
+                       default=None)
+            if best is None or pools.get(best, {}).get(rc, 0) <= 0:
+                return None
+            choice[rc] = best
+        return choice
 
     @staticmethod
     def _take(count, providers, rc, pools):

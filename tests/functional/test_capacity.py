@@ -341,6 +341,73 @@ class FitTests(CapacityTestCase):
         self.assertEqual(5, total)
         self.assertClaimsFit(request, hosts + [pool], 5)
 
+    def test_total_is_claimed_together_over_two_hosts(self):
+        # One disk pool serves two hosts that have no disk of their own.
+        # DISK_GB: (110 - 10) = 100, 30 used -> 7 slots of 10. Alone,
+        # cn0 takes 4 (VCPU) and cn1 5 (MEMORY_MB); together only the
+        # pool's 7, spread over both hosts.
+        hosts = [self.provider('cn%d' % n) for n in range(2)]
+        self.inventory(hosts[0], VCPU=4, MEMORY_MB=8192)
+        self.inventory(hosts[1], VCPU=8, MEMORY_MB=5120)
+        pool = self.provider('pool')
+        self.inventory(pool, DISK_GB={'total': 110, 'reserved': 10,
+                                      'step_size': 10})
+        self.set_provider_traits(pool, [SHARING])
+        self.allocate(str(uuid.uuid4()), {pool: {'DISK_GB': 30}})
+        request = 'VCPU=1,MEMORY_MB=1024,DISK_GB=10'
+        per_tree, total = self.fit(request)
+        self.assertEqual({hosts[0]: 4, hosts[1]: 5, pool: 0}, per_tree)
+        self.assertEqual(7, total)
+
+        # Each host's row is what it takes alone, the pool all its own.
+        for host in hosts:
+            consumers = self.claim_spread(request, [host], per_tree[host],
+                                          pool)
+            for consumer in consumers:
+                self.http('DELETE', '/allocations/%s' % consumer,
+                          expect=204)
+        self.assertEqual((per_tree, total), self.fit(request))
+
+        # The total is claimed at once, over both hosts.
+        self.claim_spread(request, hosts, total, pool)
+        used = self.http('GET', '/resource_providers/%s/usages' % pool,
+                         expect=200).json()['usages']
+        self.assertEqual(30 + 10 * total, used['DISK_GB'])
+        self.assertEqual(({hosts[0]: 0, hosts[1]: 0, pool: 0}, 0),
+                         self.fit(request))
+
+    def claim_spread(self, request, hosts, count, pool):
+        """``count`` claims, host after host in turn (the next host with a
+        candidate when one has none), all accepted; then no host takes
+        one more: no candidate, and its last claim again gets 409.
+        Returns the consumers."""
+        consumers, last = [], {}
+        for n in range(count):
+            turn = hosts[n % len(hosts):] + hosts[:n % len(hosts)]
+            offered = [(host, self.candidates(request, [host, pool]))
+                       for host in turn]
+            host, candidates = next(
+                ((host, found) for host, found in offered if found),
+                (None, []))
+            self.assertNotEqual([], candidates, 'claim %d of %d counted '
+                                'by --fit has no candidate' % (n + 1, count))
+            consumer = str(uuid.uuid4())
+            self.put_claim(consumer, candidates[0], expect=204)
+            consumers.append(consumer)
+            last[host] = candidates[0]
+        if len(hosts) > 1:
+            self.assertEqual(set(hosts), set(last), 'claims not spread')
+        for host in hosts:
+            self.assertEqual([], self.candidates(request, [host, pool]))
+            self.put_claim(str(uuid.uuid4()), last[host], expect=409)
+        return consumers
+
+    def put_claim(self, consumer, allocations, expect):
+        body = {'allocations': allocations, 'project_id': str(uuid.uuid4()),
+                'user_id': str(uuid.uuid4()), 'consumer_generation': None}
+        self.http('PUT', '/allocations/%s' % consumer, body,
+                  version=CLAIM_VERSION, expect=expect)
+
     def test_sharing_providers_found_from_the_trees(self):
         # More sharing providers in the cloud than providers in the listed
         # trees: the client starts from the trees' aggregates.
