@@ -78,6 +78,12 @@ def _serve_granian(conf, access_log):
         # Workers still busy this long after being told to stop are
         # killed, as gunicorn kills them past its graceful timeout.
         workers_kill_timeout=GRACEFUL_SECONDS,
+        # A worker that dies (the OOM killer, a crash in a C extension)
+        # is replaced, as gunicorn replaces it; without this granian's
+        # master stops the other workers and exits. One dying again
+        # within about 5 s of its start is taken for a crash loop (an
+        # application that cannot load) and still ends the server.
+        respawn_failed_workers=True,
     ).serve(target_loader=functools.partial(_granian_worker_app, conf,
                                             access_log),
             wrap_loader=False)

@@ -1,8 +1,9 @@
 """The server as a process: ``python -m osc_placement.server``.
 
 Ready when ``GET /`` answers, clean exit on SIGTERM, data kept across
-restarts on the same SQLite file; on granian (the default) and on
-gunicorn."""
+restarts on the same database, a killed worker replaced while the others
+serve; on granian (the default) and on gunicorn. SQLite, or a fresh
+database on the server OSC_PLACEMENT_TEST_DB_URL names."""
 
 import concurrent.futures
 import json
@@ -11,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +20,13 @@ import urllib.request
 import fixtures
 import testtools
 
+from tests.server import fixtures as server_fixtures
+
 READY_TIMEOUT = 60
+# Requests cut off by a worker's death may fail this long after it.
+KILL_GRACE = 1.0
+# A master replaces a dead worker well within this.
+RESPAWN_TIMEOUT = 10
 
 
 def _free_port():
@@ -51,6 +59,60 @@ def _alive(pid):
         return False
 
 
+def _database_url(tmp):
+    server_url = os.environ.get(server_fixtures.DB_URL_ENV)
+    if not server_url:
+        return 'sqlite:///%s/p.db' % tmp
+    url = server_fixtures._create_server_database(server_url)
+    return url.render_as_string(hide_password=False)
+
+
+class _Load(threading.Thread):
+    """A light, bounded stream of ``GET /resource_providers``, one at a
+    time, recording when each started and whether it was answered."""
+
+    PAUSE = 0.02
+    LONGEST = 60
+
+    def __init__(self, base):
+        super().__init__(name='load', daemon=True)
+        self.url = base + '/resource_providers'
+        self.stopping = threading.Event()
+        self.results = []  # (monotonic start, None or the failure)
+
+    def run(self):
+        deadline = time.monotonic() + self.LONGEST
+        while not self.stopping.is_set() and time.monotonic() < deadline:
+            started = time.monotonic()
+            req = urllib.request.Request(
+                self.url, headers={'x-auth-token': 'admin'})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    resp.read()
+                failure = None
+            except OSError as exc:  # refused, reset, timed out, HTTP error
+                failure = exc
+            self.results.append((started, failure))
+            self.stopping.wait(self.PAUSE)
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+
+    def answered(self):
+        return sum(1 for _, failure in self.results if failure is None)
+
+    def failed_outside(self, kills):
+        """The failures of requests started away from every kill: more
+        than KILL_GRACE after it, or before it by more than one request
+        could take (a request in flight when its worker dies fails)."""
+        def near_a_kill(started):
+            return any(kill - 10 * self.PAUSE <= started <= kill + KILL_GRACE
+                       for kill in kills)
+        return [str(failure) for started, failure in self.results
+                if failure is not None and not near_a_kill(started)]
+
+
 class TestServerProcess(testtools.TestCase):
 
     def setUp(self):
@@ -62,8 +124,8 @@ class TestServerProcess(testtools.TestCase):
                         OS_PLACEMENT_CONFIG_DIR=self.tmp)
         conf = os.path.join(self.tmp, 'placement.conf')
         with open(conf, 'w') as f:
-            f.write('[placement_database]\nconnection = sqlite:///%s/p.db\n'
-                    % self.tmp)
+            f.write('[placement_database]\nconnection = %s\n'
+                    % _database_url(self.tmp))
         self.argv = [sys.executable, '-m', 'osc_placement.server',
                      '--config-file', conf, '--host', '127.0.0.1',
                      '--port', str(self.port)]
@@ -148,6 +210,62 @@ class TestServerProcess(testtools.TestCase):
         while any(_alive(pid) for pid in workers):
             self.assertLess(time.monotonic(), deadline, 'workers outlive it')
             time.sleep(0.2)
+
+    def test_granian_replaces_a_killed_worker(self):
+        self._replaces_killed_workers()
+
+    def test_gunicorn_replaces_a_killed_worker(self):
+        self.argv += ['--http-server', 'gunicorn']
+        self._replaces_killed_workers()
+
+    def _replaces_killed_workers(self):
+        """Under a steady load, SIGKILL one worker (as the OOM killer
+        would), then the other once its replacement is up: the master
+        starts a new worker each time, every request but those cut off
+        answers, and SIGTERM still stops everything."""
+        self.argv += ['--workers', '2']
+        proc = self._start()
+        first, second = self._workers(proc, 2)
+        load = _Load(self.base)
+        load.start()
+        self.addCleanup(load.stop)
+        time.sleep(0.5)
+        kills = [time.monotonic()]
+        os.kill(first, signal.SIGKILL)
+        replacement = self._new_worker(proc, {first, second})
+        # The replacement must have loaded the application before its
+        # sibling dies, or nothing would answer for a moment.
+        time.sleep(2)
+        kills.append(time.monotonic())
+        os.kill(second, signal.SIGKILL)
+        latest = self._new_worker(proc, {first, second, replacement})
+        time.sleep(2)
+        load.stop()
+        self._stop(proc)
+        self.assertFalse(any(_alive(pid) for pid in (replacement, latest)))
+        self.assertEqual([], load.failed_outside(kills))
+        self.assertGreater(load.answered(), 50)
+
+    def _workers(self, proc, count):
+        """The master's ``count`` workers, once all are forked."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while len(_children(proc.pid)) < count:
+            self.assertLess(time.monotonic(), deadline, 'workers missing')
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        self.assertEqual(count, len(workers))
+        return workers
+
+    def _new_worker(self, proc, known):
+        """The pid of a worker the master starts after those ``known``."""
+        deadline = time.monotonic() + RESPAWN_TIMEOUT
+        while True:
+            self.assertIsNone(proc.poll(), 'the master exited')
+            new = set(_children(proc.pid)) - known
+            if new:
+                return new.pop()
+            self.assertLess(time.monotonic(), deadline, 'no new worker')
+            time.sleep(0.05)
 
     def _restart_keeps_providers(self):
         proc = self._start()
