@@ -65,7 +65,9 @@ class ConsumerWrite:
 class Messages:
     """Per-route wording of the 400s raised while writing."""
 
-    unknown_class: str = 'No such resource class %s.'
+    # Filled in once with ``name`` and ``fields`` (see require_ids).
+    unknown_class: str = 'No such resource class %(name)s.'
+    fields: dict = dataclasses.field(default_factory=dict)
 
 
 # -- reads ---------------------------------------------------------------
@@ -174,7 +176,8 @@ def _class_ids(conn, writes, messages):
     for write in writes:
         for resources in write.allocations.values():
             names.extend(n for n in resources if n not in names)
-    return resource_class.require_ids(conn, names, messages.unknown_class)
+    return resource_class.require_ids(conn, names, messages.unknown_class,
+                                      messages.fields)
 
 
 def _requested(writes, providers, class_ids):

@@ -19,7 +19,7 @@ from osc_placement.server.objects import resource_class
 
 _RP = tables.resource_providers
 _INV = tables.inventories
-UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %s.'
+UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %(name)s.'
 
 
 class ProviderInventory:
@@ -55,7 +55,7 @@ def _check_entries(providers, class_ids, entries):
                 code=errors.CONCURRENT_UPDATE)
         for name in entry.records:
             if name not in class_ids:
-                raise errors.BadRequest(UNKNOWN_CLASS % name)
+                raise errors.BadRequest(UNKNOWN_CLASS % {'name': name})
 
 
 def _current_inventories(conn, provider_ids):

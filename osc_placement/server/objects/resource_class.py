@@ -29,13 +29,16 @@ def ids_for(conn, names):
     return found
 
 
-def require_ids(conn, names, template='No such resource class %s.',
-                error=errors.BadRequest):
-    """{name: id}, raising ``error`` for the first unknown name."""
+def require_ids(conn, names, template='No such resource class %(name)s.',
+                fields=None, error=errors.BadRequest):
+    """{name: id}, raising ``error`` for the first unknown name.
+
+    ``template`` is filled in once, with ``fields`` and the ``name``;
+    request text is never put into it beforehand (it may hold a ``%``)."""
     found = ids_for(conn, names)
     for name in names:
         if name not in found:
-            raise error(template % name)
+            raise error(template % dict(fields or {}, name=name))
     return found
 
 
