@@ -144,7 +144,8 @@ class PlacementApp:
         req = wsgi.Request(environ)
         req.app = self
         req.context = _context_from(environ)
-        if req.context is None and req.path_info not in (
+        # The raw PATH_INFO: the decoded one may not exist (not UTF-8).
+        if req.context is None and environ.get('PATH_INFO') not in (
                 _UNAUTHENTICATED_PATHS):
             return _unauthorized(start_response)
         try:
@@ -152,7 +153,8 @@ class PlacementApp:
         except errors.PlacementError as err:
             resp = self._error(req, err)
         except Exception as exc:
-            LOG.exception('Unexpected error in %s %s', req.method, req.path)
+            LOG.exception('Unexpected error in %s %r', req.method,
+                          environ.get('PATH_INFO'))
             resp = self._error(req, errors.InternalServerError(
                 'The server has either erred or is incapable of performing '
                 'the requested operation.\n\n   %s' % exc))
@@ -164,6 +166,7 @@ class PlacementApp:
         req.version = microversion.parse(
             req.environ.get(microversion.ENVIRON_HEADER))
         self._check_body_headers(req)
+        wsgi.check_request_text(req)
         methods, url_vars = self.router.match(req.path_info)
         if methods is None:
             raise wsgi.not_found()

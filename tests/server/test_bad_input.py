@@ -109,3 +109,92 @@ class TestPercentInPath(AppTestCase):
         self.assertEqual(400, status)
         self.assertIn('consumer %s: No such resource class CUSTOM_NOPE.'
                       % consumer, detail(body))
+
+
+class TestNotUtf8(AppTestCase):
+    """Percent-escapes that are not UTF-8: 404 in a path, 400 in a query,
+    each with a JSON error body (the error path itself used to fail)."""
+
+    def test_path_404(self):
+        for path in ('/resource_providers/%ff%fe', '/traits/CUSTOM_%ff',
+                     '/resource_classes/CUSTOM_%c3', '/allocations/%ff',
+                     '/%ff'):
+            status, body = self.call('GET', path)
+            self.assertEqual(404, status, path)
+            self.assertEqual('Not Found', body['errors'][0]['title'])
+
+    def test_query_400(self):
+        for path in ('/resource_providers?uuid=%ff%fe',
+                     '/resource_providers?%ff=1', '/traits?name=%ff',
+                     '/allocation_candidates?resources=VCPU:1&x=%ff',
+                     '/usages?project_id=%ff'):
+            status, body = self.call('GET', path)
+            self.assertEqual(400, status, path)
+            self.assertIn('not UTF-8', detail(body))
+
+
+class TestNul(AppTestCase):
+    """A NUL byte is refused before any database, the same everywhere."""
+
+    def test_path_404(self):
+        uuid = self.provider()
+        for method, path in (
+                ('GET', '/traits/CUSTOM_%00'), ('PUT', '/traits/CUSTOM_%00'),
+                ('DELETE', '/traits/CUSTOM_%00'),
+                ('GET', '/resource_classes/CUSTOM_%00'),
+                ('DELETE', '/resource_classes/CUSTOM_%00'),
+                ('GET', '/resource_providers/%00'),
+                ('GET', '/resource_providers/%s%%00/inventories' % uuid),
+                ('GET', '/resource_providers/%s/inventories/VCPU%%00' % uuid),
+                ('GET', '/allocations/%00'),
+                ('DELETE', '/allocations/%00')):
+            status, _ = self.call(method, path)
+            self.assertEqual(404, status, (method, path))
+
+    def test_query_400(self):
+        for path in ('/resource_providers?name=a%00',
+                     '/resource_providers?uuid=%00',
+                     '/traits?name=in:CUSTOM_%00',
+                     '/usages?project_id=p%00',
+                     '/allocation_candidates?resources=VCPU:1'
+                     '&member_of=%00'):
+            status, body = self.call('GET', path)
+            self.assertEqual(400, status, path)
+            self.assertIn('NUL character', detail(body))
+
+    def test_json_string_400(self):
+        uuid = self.provider()
+        consumer = str(uuidlib.uuid4())
+        for method, path, body in (
+                ('POST', '/resource_providers', {'name': 'a\x00b'}),
+                ('PUT', '/resource_providers/' + uuid, {'name': '\x00'}),
+                ('PUT', '/allocations/' + consumer, {
+                    'allocations': {}, 'project_id': 'p\x00',
+                    'user_id': 'u', 'consumer_generation': None,
+                    'consumer_type': 'INSTANCE'}),
+                ('POST', '/resource_classes', {'name': 'CUSTOM_\x00'})):
+            status, answer = self.call(method, path, body)
+            self.assertEqual(400, status, (method, path))
+            self.assertIn('NUL character', detail(answer))
+        # Nothing was written.
+        status, answer = self.call('GET', '/resource_providers')
+        self.assertEqual([uuid], [p['uuid'] for p in
+                                  answer['resource_providers']])
+
+
+class TestDeepJson(AppTestCase):
+    """JSON nested hundreds of levels: 400, not a RecursionError."""
+
+    def test_deep_bodies_400(self):
+        uuid = self.provider()
+        deep = '[' * 500 + ']' * 500
+        for method, path, raw in (
+                ('POST', '/resource_providers', '{"name": %s}' % deep),
+                ('PUT', '/resource_providers/%s/aggregates' % uuid,
+                 '{"aggregates": %s, "resource_provider_generation": 0}'
+                 % deep),
+                ('PUT', '/resource_providers/%s/aggregates' % uuid,
+                 '{"a":' * 400 + '1' + '}' * 400)):
+            status, body = self.call(method, path, raw=raw.encode())
+            self.assertEqual(400, status, (method, path))
+            self.assertIn('nested deeper than 32 levels', detail(body))
