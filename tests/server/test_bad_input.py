@@ -198,3 +198,50 @@ class TestDeepJson(AppTestCase):
             status, body = self.call(method, path, raw=raw.encode())
             self.assertEqual(400, status, (method, path))
             self.assertIn('nested deeper than 32 levels', detail(body))
+
+
+class TestHugeAmounts(AppTestCase):
+    """An amount no inventory can serve matches nothing: 200, empty."""
+
+    def setUp(self):
+        super().setUp()
+        self.full = self.provider(VCPU={'total': 2147483647})
+        status, _ = self.call('PUT', '/traits/CUSTOM_HUGE')
+        self.assertEqual(201, status)
+        status, _ = self.call(
+            'PUT', '/resource_providers/%s/traits' % self.full,
+            {'resource_provider_generation': 1, 'traits': ['CUSTOM_HUGE']})
+        self.assertEqual(200, status)
+
+    def candidates(self, query):
+        status, body = self.call('GET', '/allocation_candidates?' + query)
+        self.assertEqual(200, status, query)
+        return body['allocation_requests']
+
+    def test_providers_empty(self):
+        for amount in ('2147483648', '9223372036854775808',
+                       '99999999999999999999'):
+            status, body = self.call(
+                'GET', '/resource_providers?resources=VCPU:' + amount)
+            self.assertEqual(200, status, amount)
+            self.assertEqual([], body['resource_providers'])
+
+    def test_candidates_empty(self):
+        for amount in ('2147483648', '9223372036854775808',
+                       '99999999999999999999'):
+            for extra in ('', '&required=CUSTOM_HUGE'):
+                self.assertEqual([], self.candidates(
+                    'resources=VCPU:%s%s' % (amount, extra)))
+
+    def test_room_test_with_usage_does_not_overflow(self):
+        """Usage plus the largest amount is past 32 bits: still a plain
+        no (and the amount that fits still fits)."""
+        status, _ = self.call('PUT', '/allocations/' + str(uuidlib.uuid4()), {
+            'allocations': {self.full: {'resources': {'VCPU': 1}}},
+            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+            'consumer_type': 'INSTANCE'})
+        self.assertEqual(204, status)
+        self.assertEqual([], self.candidates(
+            'required=CUSTOM_HUGE&resources=VCPU:2147483647'))
+        self.assertEqual(1, len(self.candidates(
+            'required=CUSTOM_HUGE&resources=VCPU:2147483646')))
