@@ -5,6 +5,7 @@ context -> fault wrapper -> microversion -> router -> handler.
 """
 
 import http
+import json
 import logging
 import re
 import uuid
@@ -211,13 +212,23 @@ class PlacementApp:
         if resp.body is None:
             payload = b''
         else:
-            payload = orjson.dumps(resp.body)
+            payload = json_bytes(resp.body)
             headers.append(_JSON_HEADERS)
         headers.append(('Content-Length', str(len(payload))))
         start_response(_REASONS[resp.status], headers)
         if len(payload) < HOLD_BYTES:
             return [payload]
         return SentBody(payload, (resp.body, resp.held))
+
+
+def json_bytes(body):
+    """``body`` as JSON. orjson writes integers up to 64 bits; a larger
+    one (a capacity with an allocation_ratio near 3.4e38) is written
+    exactly by the standard library instead, as upstream writes it."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(',', ':')).encode()
 
 
 def request_id_middleware(app):

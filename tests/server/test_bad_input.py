@@ -245,3 +245,22 @@ class TestHugeAmounts(AppTestCase):
             'required=CUSTOM_HUGE&resources=VCPU:2147483647'))
         self.assertEqual(1, len(self.candidates(
             'required=CUSTOM_HUGE&resources=VCPU:2147483646')))
+
+
+class TestCapacityPast64Bits(AppTestCase):
+    """A capacity past 64 bits is written out whole, as upstream's
+    ``int((total - reserved) * allocation_ratio)``."""
+
+    def test_candidates_200(self):
+        uuid = self.provider(DISK_GB={'total': 2147483647,
+                                      'allocation_ratio': 3.4e38})
+        status, body = self.call(
+            'GET', '/allocation_candidates?resources=DISK_GB:2147483647')
+        self.assertEqual(200, status)
+        self.assertEqual(
+            [{'allocations': {uuid: {'resources': {'DISK_GB': 2147483647}}},
+              'mappings': {'': [uuid]}}],
+            body['allocation_requests'])
+        summary = body['provider_summaries'][uuid]['resources']['DISK_GB']
+        self.assertEqual({'capacity': int(2147483647 * 3.4e38), 'used': 0},
+                         summary)
