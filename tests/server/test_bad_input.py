@@ -264,3 +264,41 @@ class TestCapacityPast64Bits(AppTestCase):
         summary = body['provider_summaries'][uuid]['resources']['DISK_GB']
         self.assertEqual({'capacity': int(2147483647 * 3.4e38), 'used': 0},
                          summary)
+
+
+class TestLongLists(AppTestCase):
+    """Lists past psycopg's 65,535 parameters per statement are read and
+    written as shorter ones are, on every database (upstream, binding
+    client-side, has no such limit)."""
+
+    COUNT = 65536 + 100
+
+    def test_unknown_traits_400(self):
+        uuid = self.provider()
+        names = ['CUSTOM_T%d' % i for i in range(self.COUNT)]
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/traits' % uuid,
+            {'resource_provider_generation': 0, 'traits': names})
+        self.assertEqual(400, status)
+        self.assertIn('No such trait', detail(body))
+        status, body = self.call(
+            'GET', '/traits?name=in:' + ','.join(names))
+        self.assertEqual((200, []), (status, body['traits']))
+
+    def test_aggregates_put_and_filter(self):
+        uuid = self.provider()
+        aggs = sorted(str(uuidlib.uuid4()) for _ in range(self.COUNT))
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/aggregates' % uuid,
+            {'resource_provider_generation': 0, 'aggregates': aggs})
+        self.assertEqual(200, status)
+        self.assertEqual(aggs, sorted(body['aggregates']))
+        status, body = self.call(
+            'GET', '/resource_providers?member_of=in:' + ','.join(aggs))
+        self.assertEqual([uuid], [p['uuid'] for p in
+                                  body['resource_providers']])
+        # And away again: the delete names them all.
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/aggregates' % uuid,
+            {'resource_provider_generation': 1, 'aggregates': []})
+        self.assertEqual((200, []), (status, body['aggregates']))

@@ -9,6 +9,7 @@ import os_resource_classes
 import sqlalchemy as sa
 
 from osc_placement.server import errors
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _RC = tables.resource_classes
@@ -24,7 +25,7 @@ def ids_for(conn, names):
     custom = [n for n in names if n not in found]
     if custom:
         rows = conn.execute(sa.select(_RC.c.name, _RC.c.id)
-                            .where(_RC.c.name.in_(custom)))
+                            .where(lists.one_of(conn, _RC.c.name, custom)))
         found.update(rows.all())
     return found
 

@@ -19,6 +19,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _TOTALS = tables.usage_totals
@@ -85,7 +86,8 @@ def delete_allocations(conn, where):
         rows = conn.execute(query).mappings().all()
         if rows:
             conn.execute(_ALLOC.delete().where(
-                _ALLOC.c.id.in_(sorted(row['id'] for row in rows))))
+                lists.one_of(conn, _ALLOC.c.id,
+                             sorted(row['id'] for row in rows))))
     apply(conn, deltas_of(rows, sign=-1))
     return len(rows)
 
