@@ -302,3 +302,31 @@ class TestLongLists(AppTestCase):
             'PUT', '/resource_providers/%s/aggregates' % uuid,
             {'resource_provider_generation': 1, 'aggregates': []})
         self.assertEqual((200, []), (status, body['aggregates']))
+
+
+class TestUsagePast32Bits(AppTestCase):
+    """Summed usage past 2**31 - 1 (allocation_ratio above 1): written,
+    shown, and the provider stays usable (upstream 204s)."""
+
+    def allocate(self, uuid, amount):
+        return self.call('PUT', '/allocations/' + str(uuidlib.uuid4()), {
+            'allocations': {uuid: {'resources': {'VCPU': amount}}},
+            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+            'consumer_type': 'INSTANCE'})[0]
+
+    def test_two_full_consumers(self):
+        uuid = self.provider(VCPU={'total': 2147483647,
+                                   'allocation_ratio': 2.0})
+        self.assertEqual(204, self.allocate(uuid, 2147483647))
+        self.assertEqual(204, self.allocate(uuid, 2147483647))
+        # Full now: one more is a conflict, not an error.
+        self.assertEqual(409, self.allocate(uuid, 1))
+        status, body = self.call('GET',
+                                 '/resource_providers/%s/usages' % uuid)
+        self.assertEqual((200, {'VCPU': 4294967294}),
+                         (status, body['usages']))
+        status, body = self.call('GET', '/usages?project_id=p')
+        self.assertEqual(4294967294, body['usages']['INSTANCE']['VCPU'])
+        status, body = self.call('GET', '/allocation_candidates?'
+                                 'resources=VCPU:1')
+        self.assertEqual((200, []), (status, body['allocation_requests']))

@@ -112,7 +112,7 @@ def rebuild(conn):
     conn.execute(_TOTALS.delete())
     sums = (sa.select(_ALLOC.c.resource_provider_id,
                       _ALLOC.c.resource_class_id,
-                      sa.cast(sa.func.sum(_ALLOC.c.used), sa.Integer))
+                      sa.cast(sa.func.sum(_ALLOC.c.used), sa.BigInteger))
             .group_by(_ALLOC.c.resource_provider_id,
                       _ALLOC.c.resource_class_id))
     conn.execute(_TOTALS.insert().from_select(
