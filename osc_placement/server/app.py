@@ -5,6 +5,7 @@ context -> fault wrapper -> microversion -> router -> handler.
 """
 
 import http
+import json
 import logging
 import re
 import uuid
@@ -144,7 +145,8 @@ class PlacementApp:
         req = wsgi.Request(environ)
         req.app = self
         req.context = _context_from(environ)
-        if req.context is None and req.path_info not in (
+        # The raw PATH_INFO: the decoded one may not exist (not UTF-8).
+        if req.context is None and environ.get('PATH_INFO') not in (
                 _UNAUTHENTICATED_PATHS):
             return _unauthorized(start_response)
         try:
@@ -152,7 +154,8 @@ class PlacementApp:
         except errors.PlacementError as err:
             resp = self._error(req, err)
         except Exception as exc:
-            LOG.exception('Unexpected error in %s %s', req.method, req.path)
+            LOG.exception('Unexpected error in %s %r', req.method,
+                          environ.get('PATH_INFO'))
             resp = self._error(req, errors.InternalServerError(
                 'The server has either erred or is incapable of performing '
                 'the requested operation.\n\n   %s' % exc))
@@ -164,6 +167,7 @@ class PlacementApp:
         req.version = microversion.parse(
             req.environ.get(microversion.ENVIRON_HEADER))
         self._check_body_headers(req)
+        wsgi.check_request_text(req)
         methods, url_vars = self.router.match(req.path_info)
         if methods is None:
             raise wsgi.not_found()
@@ -208,13 +212,23 @@ class PlacementApp:
         if resp.body is None:
             payload = b''
         else:
-            payload = orjson.dumps(resp.body)
+            payload = json_bytes(resp.body)
             headers.append(_JSON_HEADERS)
         headers.append(('Content-Length', str(len(payload))))
         start_response(_REASONS[resp.status], headers)
         if len(payload) < HOLD_BYTES:
             return [payload]
         return SentBody(payload, (resp.body, resp.held))
+
+
+def json_bytes(body):
+    """``body`` as JSON. orjson writes integers up to 64 bits; a larger
+    one (a capacity with an allocation_ratio near 3.4e38) is written
+    exactly by the standard library instead, as upstream writes it."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(',', ':')).encode()
 
 
 def request_id_middleware(app):

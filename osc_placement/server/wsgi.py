@@ -39,6 +39,7 @@ class Request(webob.Request):
             data = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise errors.BadRequest('Malformed JSON: %s' % exc)
+        _check_json_text(data)
         validate(data, schema, 'JSON does not validate: %s', _BODY_FORMATS)
         return data
 
@@ -55,6 +56,60 @@ class Request(webob.Request):
     @property
     def db(self):
         return self.app.db
+
+
+# Bodies the schemas accept are a few levels deep (a reshaper body, the
+# deepest, has six); deeper ones would only exhaust the validator's stack.
+MAX_JSON_DEPTH = 32
+
+
+def check_request_text(req):
+    """Refuse a path or query that is not UTF-8 or holds a NUL, before
+    any handler or database sees it (PostgreSQL cannot store a NUL; the
+    others could, and then would answer differently).
+
+    No resource has such a name, so a path is a 404 (as upstream); a
+    query is a 400."""
+    try:
+        path = req.path_info
+    except UnicodeDecodeError:
+        raise not_found()
+    if '\x00' in path:
+        raise not_found()
+    try:
+        pairs = req.GET.items()
+    except UnicodeDecodeError:
+        raise errors.BadRequest(
+            'Invalid query string parameters: not UTF-8 text')
+    if any('\x00' in key or '\x00' in value for key, value in pairs):
+        raise errors.BadRequest(
+            'Invalid query string parameters: NUL character')
+
+
+def _check_json_text(data):
+    """400 for a body nested deeper than MAX_JSON_DEPTH or with a NUL in
+    a key or string (see check_request_text); walked without recursion."""
+    pending = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise errors.BadRequest(
+                'JSON does not validate: nested deeper than %d levels'
+                % MAX_JSON_DEPTH)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if '\x00' in key:
+                    raise _nul_in_json()
+                pending.append((item, depth + 1))
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str) and '\x00' in value:
+            raise _nul_in_json()
+
+
+def _nul_in_json():
+    return errors.BadRequest('JSON does not validate: NUL character in a '
+                             'string')
 
 
 @functools.lru_cache(maxsize=None)

@@ -24,7 +24,7 @@ from osc_placement.server.db import tables
 from tests.server import fixtures as api_fixtures
 
 # The newest schema revision.
-HEAD_REVISION = '0003_provider_structure'
+HEAD_REVISION = '0004_usage_totals_bigint'
 
 
 class TestMicroversion(testtools.TestCase):

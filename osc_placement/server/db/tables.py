@@ -77,14 +77,15 @@ allocations = sa.Table(
 
 # Derived from allocations, never shown by the API: the sum of ``used``
 # per provider and class, kept by objects/usage_totals.py in every
-# transaction that writes allocations.
+# transaction that writes allocations. 64 bits: the sum of 32-bit
+# amounts may pass 2**31 when allocation_ratio is above 1.
 usage_totals = sa.Table(
     'usage_totals', metadata,
     sa.Column('resource_provider_id', sa.Integer, primary_key=True,
               autoincrement=False),
     sa.Column('resource_class_id', sa.Integer, primary_key=True,
               autoincrement=False),
-    sa.Column('used', sa.Integer, nullable=False))
+    sa.Column('used', sa.BigInteger, nullable=False))
 
 # One row: a token that changes in every transaction that changes what the
 # candidate search reads besides usage (providers, their trees,

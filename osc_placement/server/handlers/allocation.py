@@ -49,8 +49,8 @@ def list_provider_allocations(req):
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
         provider = common.provider_or_404(
-            conn, uuid, "Resource provider '%s' not found: No resource "
-            "provider with uuid %s found" % (uuid, '%s'))
+            conn, uuid, "Resource provider '%(uuid)s' not found: No resource "
+            "provider with uuid %(uuid)s found")
         allocations, latest = alloc_obj.for_provider(conn, provider['id'])
     if not req.version.supports('consumer_generations'):
         for entry in allocations.values():
@@ -111,8 +111,8 @@ def set_allocations(req):
     uuid = _consumer_uuid_or_400(req.url_vars['consumer_uuid'])
     data = req.json_body(schemas.for_version(schema.PUT, req.version))
     messages = alloc_obj.Messages(
-        unknown_class='Unable to allocate inventory for consumer %s: No '
-        'such resource class %s.' % (uuid, '%s'))
+        unknown_class='Unable to allocate inventory for consumer %(uuid)s: '
+        'No such resource class %(name)s.', fields={'uuid': uuid})
     write_or_409(req.db, alloc_obj.replace,
                  [consumer_write(req, uuid, data)], messages)
     return wsgi.Response(204)
@@ -128,7 +128,7 @@ def manage_allocations(req):
               for uuid, entry in data.items()]
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory No such resource '
-        'class %s.')
+        'class %(name)s.')
     write_or_409(req.db, alloc_obj.replace, writes, messages)
     return wsgi.Response(204)
 

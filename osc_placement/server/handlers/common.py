@@ -41,9 +41,12 @@ def changed_at(row):
     return row['updated_at'] or row['created_at']
 
 
-def provider_or_404(conn, uuid, template='No resource provider with uuid %s '
-                    'found'):
+def provider_or_404(conn, uuid, template='No resource provider with uuid '
+                    '%(uuid)s found'):
+    """The provider row, or 404 with ``template`` filled in once with the
+    path's text as ``%(uuid)s`` (never pre-filled: the path may hold a
+    ``%``)."""
     provider = rp_obj.get(conn, uuid)
     if provider is None:
-        raise errors.NotFound(template % uuid)
+        raise errors.NotFound(template % {'uuid': uuid})
     return provider

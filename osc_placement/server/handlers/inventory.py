@@ -27,8 +27,8 @@ def list_inventories(req):
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
         provider = common.provider_or_404(
-            conn, uuid, 'No resource provider with uuid %s found : '
-            'Resource provider %s not found' % ('%s', uuid))
+            conn, uuid, 'No resource provider with uuid %(uuid)s found : '
+            'Resource provider %(uuid)s not found')
         records, latest = inv_obj.get_all(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'inventories': records}
@@ -79,7 +79,7 @@ def _create(conn, uuid, name, record):
     provider = common.provider_or_404(conn, uuid)
     ids = resource_class.require_ids(
         conn, [name], 'Unable to create inventory for resource provider '
-        '%s: No such resource class %s.' % (uuid, '%s'))
+        '%(uuid)s: No such resource class %(name)s.', {'uuid': uuid})
     return inv_obj.add(conn, provider, ids[name], record)
 
 
@@ -107,7 +107,8 @@ def _set_all(conn, uuid, given_generation, records, version):
     generation.check(provider, given_generation)
     ids = resource_class.require_ids(
         conn, list(records), 'Unknown resource class in inventory for '
-        'resource provider %s: No such resource class %s.' % (uuid, '%s'))
+        'resource provider %(uuid)s: No such resource class %(name)s.',
+        {'uuid': uuid})
     _capacity_or_400(records, uuid, version, 'update')
 
     def in_use(class_ids):

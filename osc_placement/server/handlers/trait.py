@@ -120,9 +120,8 @@ def _delete_trait(conn, name):
     trait_obj.delete(conn, row['id'])
 
 
-def _provider_404(uuid):
-    return ('No resource provider with uuid %s found: Resource provider %s '
-            'not found' % ('%s', uuid))
+_PROVIDER_404 = ('No resource provider with uuid %(uuid)s found: Resource '
+                 'provider %(uuid)s not found')
 
 
 def _provider_traits_response(req, traits, provider_generation):
@@ -139,7 +138,7 @@ def list_provider_traits(req):
     req.authorize('placement:resource_providers:traits:list')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = common.provider_or_404(conn, uuid, _provider_404(uuid))
+        provider = common.provider_or_404(conn, uuid, _PROVIDER_404)
         traits = trait_obj.provider_traits(conn, provider['id'])
     return _provider_traits_response(req, traits, provider['generation'])
 
@@ -161,7 +160,7 @@ def set_provider_traits(req):
 
 
 def _set_traits(conn, uuid, names, given_generation):
-    provider = common.provider_or_404(conn, uuid, _provider_404(uuid))
+    provider = common.provider_or_404(conn, uuid, _PROVIDER_404)
     generation.check(provider, given_generation, _conflict)
     ids = trait_obj.ids_for(conn, names)
     unknown = [n for n in names if n not in ids]
@@ -191,5 +190,5 @@ def delete_provider_traits(req):
 
 
 def _delete_traits(conn, uuid):
-    provider = common.provider_or_404(conn, uuid, _provider_404(uuid))
+    provider = common.provider_or_404(conn, uuid, _PROVIDER_404)
     _replace(conn, provider, set())

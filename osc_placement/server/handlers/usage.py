@@ -13,8 +13,8 @@ def provider_usages(req):
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
         provider = common.provider_or_404(
-            conn, uuid, 'No resource provider with uuid %s found: Resource '
-            'provider %s not found' % ('%s', uuid))
+            conn, uuid, 'No resource provider with uuid %(uuid)s found: '
+            'Resource provider %(uuid)s not found')
         usages = usage_obj.provider_usages(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'usages': usages}

@@ -3,6 +3,7 @@
 import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _AGG = tables.placement_aggregates
@@ -22,7 +23,7 @@ def _ensure(conn, uuids):
     def existing():
         return dict(conn.execute(
             sa.select(_AGG.c.uuid, _AGG.c.id)
-            .where(_AGG.c.uuid.in_(uuids))).all())
+            .where(lists.one_of(conn, _AGG.c.uuid, uuids))).all())
     found = existing()
     missing = [u for u in uuids if u not in found]
     if missing:
@@ -45,7 +46,7 @@ def replace_provider_aggregates(conn, provider_id, uuids):
     if current - wanted:
         conn.execute(_RPA.delete().where(
             _RPA.c.resource_provider_id == provider_id,
-            _RPA.c.aggregate_id.in_(current - wanted)))
+            lists.one_of(conn, _RPA.c.aggregate_id, current - wanted)))
     if wanted - current:
         now = tables.utcnow()
         conn.execute(_RPA.insert(), [

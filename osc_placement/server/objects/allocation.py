@@ -20,12 +20,14 @@ transaction, as a fixed handful of statements whatever its size:
 
 import collections
 import dataclasses
+import functools
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import lists
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
@@ -65,7 +67,9 @@ class ConsumerWrite:
 class Messages:
     """Per-route wording of the 400s raised while writing."""
 
-    unknown_class: str = 'No such resource class %s.'
+    # Filled in once with ``name`` and ``fields`` (see require_ids).
+    unknown_class: str = 'No such resource class %(name)s.'
+    fields: dict = dataclasses.field(default_factory=dict)
 
 
 # -- reads ---------------------------------------------------------------
@@ -115,32 +119,37 @@ def for_provider(conn, provider_id):
 
 # -- the write -------------------------------------------------------------
 
-# The write's fixed statements, built once (building them per request
-# cost more Python time than the database took to run them); the lists of
-# uuids are expanding parameters.
-_LOAD_PROVIDERS = (
-    sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
-              _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
-              _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
-              _INV.c.allocation_ratio,
-              sa.func.coalesce(_USAGE.c.used, 0).label('used'))
-    .select_from(_RP.outerjoin(_INV, _INV.c.resource_provider_id == _RP.c.id)
-                 .outerjoin(_USAGE, sa.and_(
-                     _USAGE.c.resource_provider_id == _RP.c.id,
-                     _USAGE.c.resource_class_id
-                     == _INV.c.resource_class_id)))
-    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
-_LOCK_PROVIDERS = (
-    sa.select(_RP.c.id)
-    .where(_RP.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
-    .order_by(_RP.c.id).with_for_update())
+# The write's fixed statements, built once per database kind (building
+# them per request cost more Python time than the database took to run
+# them); the lists of uuids are given at execution (see db/lists.py).
+@functools.lru_cache(maxsize=None)
+def _load_providers_statement(dialect):
+    usage = sa.and_(_USAGE.c.resource_provider_id == _RP.c.id,
+                    _USAGE.c.resource_class_id == _INV.c.resource_class_id)
+    return (
+        sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation,
+                  _INV.c.resource_class_id, _INV.c.total, _INV.c.reserved,
+                  _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
+                  _INV.c.allocation_ratio,
+                  sa.func.coalesce(_USAGE.c.used, 0).label('used'))
+        .select_from(
+            _RP.outerjoin(_INV, _INV.c.resource_provider_id == _RP.c.id)
+            .outerjoin(_USAGE, usage))
+        .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids')))
+
+
+@functools.lru_cache(maxsize=None)
+def _lock_providers_statement(dialect):
+    return (sa.select(_RP.c.id)
+            .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids'))
+            .order_by(_RP.c.id).with_for_update())
 
 
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
     where each inv carries the six fields plus 'used' (all consumers,
     from usage_totals, written with the allocations)."""
-    rows = conn.execute(_LOAD_PROVIDERS,
+    rows = conn.execute(_load_providers_statement(conn.dialect.name),
                         {'uuids': sorted(uuids)}).mappings().all()
     providers = {}
     for row in rows:
@@ -174,7 +183,8 @@ def _class_ids(conn, writes, messages):
     for write in writes:
         for resources in write.allocations.values():
             names.extend(n for n in resources if n not in names)
-    return resource_class.require_ids(conn, names, messages.unknown_class)
+    return resource_class.require_ids(conn, names, messages.unknown_class,
+                                      messages.fields)
 
 
 def _requested(writes, providers, class_ids):
@@ -232,7 +242,8 @@ def _queue_for_providers(conn, uuids):
     MySQL). SQLite's write transactions are already one at a time. The
     swap in _bump_providers still guards correctness on its own."""
     if uuids and conn.dialect.name != 'sqlite':
-        conn.execute(_LOCK_PROVIDERS, {'uuids': sorted(uuids)})
+        conn.execute(_lock_providers_statement(conn.dialect.name),
+                     {'uuids': sorted(uuids)})
 
 
 def _bump_providers(conn, providers):
@@ -290,8 +301,8 @@ def _replace_rows(conn, writes, class_ids, providers, existing):
     # round trip.
     known = sorted({w.uuid for w in writes if w.uuid in existing})
     if known:
-        usage_totals.delete_allocations(conn,
-                                        _ALLOC.c.consumer_id.in_(known))
+        usage_totals.delete_allocations(
+            conn, lists.one_of(conn, _ALLOC.c.consumer_id, known))
     now = tables.utcnow()
     rows = [{'consumer_id': w.uuid,
              'resource_provider_id': providers[uuid]['id'],

@@ -40,6 +40,7 @@ from sqlalchemy.dialects import postgresql
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_search
+from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class
 
 _RP = tables.resource_providers
@@ -122,6 +123,13 @@ def _statement(key, build):
     return statement
 
 
+# No inventory serves more than its max_unit (a 32-bit column) at once:
+# every larger amount matches nothing, so the seeds' room test binds such
+# amounts as this one (a 64-bit parameter, so that adding the usage
+# cannot overflow either), and the search refuses them by max_unit.
+AMOUNT_CAP = inv_obj.MAX_INT + 1
+
+
 def _fits(inventory, usage, i):
     """The ``inventory`` row (with its ``usage`` row, outer-joined) has
     room for the minimum amount ``amount_i`` of requested class
@@ -132,7 +140,7 @@ def _fits(inventory, usage, i):
         (inventory.c.total - inventory.c.reserved)
         * inventory.c.allocation_ratio
         >= sa.func.coalesce(usage.c.used, 0)
-        + sa.bindparam('amount_%d' % i, type_=sa.Integer))
+        + sa.bindparam('amount_%d' % i, type_=sa.BigInteger))
 
 
 def _with_usage(inventory, usage):
@@ -645,7 +653,7 @@ class SliceReader:
         }
         for i, (class_id, amount) in enumerate(amounts):
             self.params['class_%d' % i] = class_id
-            self.params['amount_%d' % i] = amount
+            self.params['amount_%d' % i] = min(amount, AMOUNT_CAP)
         # in_tree roots are in every window: a group confined to them
         # matches nothing elsewhere.
         self.in_tree = _in_tree_roots(conn, spec.in_tree)

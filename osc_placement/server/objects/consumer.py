@@ -7,6 +7,8 @@ Projects, users and consumer types are created on first use and never
 deleted.
 """
 
+import functools
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
@@ -14,6 +16,7 @@ from sqlalchemy.dialects import sqlite
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 from osc_placement.server.objects import usage_totals
 
@@ -51,17 +54,17 @@ _KINDS = {'project': (_P, _P.c.external_id), 'user': (_U, _U.c.external_id),
 _ID_SELECTS = {}
 
 
-def _ids_statement(kinds):
+def _ids_statement(dialect, kinds):
     """SELECT kind, name, id for the names of ``kinds`` (a tuple of keys
     of _KINDS), each list given at execution as the parameter named after
     its kind. Built once per tuple: building it cost a claim more than
     running it."""
-    statement = _ID_SELECTS.get(kinds)
+    statement = _ID_SELECTS.get((dialect, kinds))
     if statement is None:
-        statement = _ID_SELECTS[kinds] = sa.union_all(*(
+        statement = _ID_SELECTS[dialect, kinds] = sa.union_all(*(
             sa.select(sa.literal(kind).label('kind'), column.label('name'),
                       table.c.id)
-            .where(column.in_(sa.bindparam(kind, expanding=True)))
+            .where(lists.one_of_param(dialect, column, kind))
             for kind, (table, column) in ((k, _KINDS[k]) for k in kinds)))
     return statement
 
@@ -71,7 +74,7 @@ def _select_ids(conn, wanted):
     found = {kind: {} for kind in wanted}
     kinds = tuple(kind for kind in _KINDS if wanted.get(kind))
     if kinds:
-        rows = conn.execute(_ids_statement(kinds),
+        rows = conn.execute(_ids_statement(conn.dialect.name, kinds),
                             {kind: sorted(wanted[kind]) for kind in kinds})
         for kind, name, row_id in rows:
             found[kind][name] = row_id
@@ -103,16 +106,20 @@ def ensure_ids(conn, wanted):
     return found
 
 
-# Built once, like _ids_statement's: every allocation write runs it.
-_WITH_ALLOCATIONS = (
-    sa.select(_C.c.id, _C.c.uuid, _C.c.generation, _C.c.project_id,
-              _C.c.user_id, _C.c.consumer_type_id,
-              _ALLOC.c.resource_provider_id,
-              _RP.c.uuid.label('provider_uuid'),
-              _ALLOC.c.resource_class_id, _ALLOC.c.used)
-    .select_from(_C.outerjoin(_ALLOC, _ALLOC.c.consumer_id == _C.c.uuid)
-                 .outerjoin(_RP, _RP.c.id == _ALLOC.c.resource_provider_id))
-    .where(_C.c.uuid.in_(sa.bindparam('uuids', expanding=True))))
+# Built once per database kind, like _ids_statement's: every allocation
+# write runs it.
+@functools.lru_cache(maxsize=None)
+def _with_allocations(dialect):
+    return (
+        sa.select(_C.c.id, _C.c.uuid, _C.c.generation, _C.c.project_id,
+                  _C.c.user_id, _C.c.consumer_type_id,
+                  _ALLOC.c.resource_provider_id,
+                  _RP.c.uuid.label('provider_uuid'),
+                  _ALLOC.c.resource_class_id, _ALLOC.c.used)
+        .select_from(
+            _C.outerjoin(_ALLOC, _ALLOC.c.consumer_id == _C.c.uuid)
+            .outerjoin(_RP, _RP.c.id == _ALLOC.c.resource_provider_id))
+        .where(lists.one_of_param(dialect, _C.c.uuid, 'uuids')))
 
 
 def load_with_allocations(conn, uuids):
@@ -121,7 +128,7 @@ def load_with_allocations(conn, uuids):
     Returns ({uuid: consumer row}, [allocation rows]) where allocation
     rows carry consumer_id, resource_provider_id, provider_uuid,
     resource_class_id and used."""
-    rows = conn.execute(_WITH_ALLOCATIONS,
+    rows = conn.execute(_with_allocations(conn.dialect.name),
                         {'uuids': sorted(set(uuids))}).mappings().all()
     consumers, allocations = {}, []
     for row in rows:

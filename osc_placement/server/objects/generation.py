@@ -2,6 +2,7 @@
 
 
 from osc_placement.server import errors
+from osc_placement.server.db import lists
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 
@@ -34,7 +35,8 @@ def bump_many(conn, provider_ids):
     """+1 on each provider (allocation writes), in one statement."""
     if provider_ids:
         conn.execute(
-            _RP.update().where(_RP.c.id.in_(sorted(provider_ids)))
+            _RP.update().where(lists.one_of(conn, _RP.c.id,
+                                            sorted(provider_ids)))
             .values(generation=_RP.c.generation + 1,
                     updated_at=tables.utcnow())
             .execution_options(**_NOT_STRUCTURE))

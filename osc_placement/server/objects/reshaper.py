@@ -12,6 +12,7 @@ rolls the whole transaction back: nothing changes.
 import sqlalchemy as sa
 
 from osc_placement.server import errors
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import inventory as inv_obj
@@ -19,7 +20,7 @@ from osc_placement.server.objects import resource_class
 
 _RP = tables.resource_providers
 _INV = tables.inventories
-UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %s.'
+UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %(name)s.'
 
 
 class ProviderInventory:
@@ -33,7 +34,8 @@ class ProviderInventory:
 
 def _providers(conn, uuids):
     rows = conn.execute(sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
-                        .where(_RP.c.uuid.in_(sorted(uuids)))).mappings()
+                        .where(lists.one_of(conn, _RP.c.uuid, sorted(uuids)))
+                        ).mappings()
     return {row['uuid']: row for row in rows}
 
 
@@ -55,14 +57,15 @@ def _check_entries(providers, class_ids, entries):
                 code=errors.CONCURRENT_UPDATE)
         for name in entry.records:
             if name not in class_ids:
-                raise errors.BadRequest(UNKNOWN_CLASS % name)
+                raise errors.BadRequest(UNKNOWN_CLASS % {'name': name})
 
 
 def _current_inventories(conn, provider_ids):
     """{provider id: {class id: record}}, one query for the whole tree."""
     found = {pid: {} for pid in provider_ids}
     rows = conn.execute(sa.select(_INV).where(
-        _INV.c.resource_provider_id.in_(sorted(provider_ids)))).mappings()
+        lists.one_of(conn, _INV.c.resource_provider_id,
+                     sorted(provider_ids)))).mappings()
     for row in rows:
         found[row['resource_provider_id']][row['resource_class_id']] = {
             field: row[field] for field in inv_obj.FIELDS}

@@ -9,6 +9,7 @@ import os_resource_classes
 import sqlalchemy as sa
 
 from osc_placement.server import errors
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _RC = tables.resource_classes
@@ -24,18 +25,21 @@ def ids_for(conn, names):
     custom = [n for n in names if n not in found]
     if custom:
         rows = conn.execute(sa.select(_RC.c.name, _RC.c.id)
-                            .where(_RC.c.name.in_(custom)))
+                            .where(lists.one_of(conn, _RC.c.name, custom)))
         found.update(rows.all())
     return found
 
 
-def require_ids(conn, names, template='No such resource class %s.',
-                error=errors.BadRequest):
-    """{name: id}, raising ``error`` for the first unknown name."""
+def require_ids(conn, names, template='No such resource class %(name)s.',
+                fields=None, error=errors.BadRequest):
+    """{name: id}, raising ``error`` for the first unknown name.
+
+    ``template`` is filled in once, with ``fields`` and the ``name``;
+    request text is never put into it beforehand (it may hold a ``%``)."""
     found = ids_for(conn, names)
     for name in names:
         if name not in found:
-            raise error(template % name)
+            raise error(template % dict(fields or {}, name=name))
     return found
 
 

@@ -5,6 +5,7 @@ import sqlalchemy as sa
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import usage_totals
@@ -243,16 +244,17 @@ def _capacity_clause(class_id, amount):
         >= used + amount)
 
 
-def _traits_clause(trait_ids, present=True):
+def _traits_clause(conn, trait_ids, present=True):
     clause = sa.exists().where(_RPT.c.resource_provider_id == _RP.c.id,
-                               _RPT.c.trait_id.in_(trait_ids))
+                               lists.one_of(conn, _RPT.c.trait_id, trait_ids))
     return clause if present else ~clause
 
 
-def _aggregates_clause(agg_uuids, present=True):
+def _aggregates_clause(conn, agg_uuids, present=True):
     clause = sa.exists().where(
         _RPA.c.resource_provider_id == _RP.c.id,
-        _RPA.c.aggregate_id == _AGG.c.id, _AGG.c.uuid.in_(agg_uuids))
+        _RPA.c.aggregate_id == _AGG.c.id,
+        lists.one_of(conn, _AGG.c.uuid, agg_uuids))
     return clause if present else ~clause
 
 
@@ -279,11 +281,12 @@ def list_providers(conn, name=None, uuid=None, in_tree=None,
         clauses.append(_in_tree_clause(in_tree))
     for class_id, amount in (resources or {}).items():
         clauses.append(_capacity_clause(class_id, amount))
-    clauses.extend(_traits_clause(ids) for ids in required)
+    clauses.extend(_traits_clause(conn, ids) for ids in required)
     if forbidden:
-        clauses.append(_traits_clause(forbidden, present=False))
-    clauses.extend(_aggregates_clause(uuids) for uuids in member_of)
+        clauses.append(_traits_clause(conn, forbidden, present=False))
+    clauses.extend(_aggregates_clause(conn, uuids) for uuids in member_of)
     if forbidden_aggs:
-        clauses.append(_aggregates_clause(forbidden_aggs, present=False))
+        clauses.append(_aggregates_clause(conn, forbidden_aggs,
+                                          present=False))
     query = _select().where(*clauses).order_by(_RP.c.id)
     return conn.execute(query).mappings().all()

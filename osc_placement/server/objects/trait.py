@@ -7,6 +7,7 @@ looked up.
 
 import sqlalchemy as sa
 
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _T = tables.traits
@@ -21,7 +22,8 @@ def ids_for(conn, names):
     missing = [n for n in names if n not in found]
     if missing:
         rows = conn.execute(sa.select(_T.c.name, _T.c.id)
-                            .where(_T.c.name.in_(missing))).all()
+                            .where(lists.one_of(conn, _T.c.name, missing))
+                            ).all()
         for name, trait_id in rows:
             found[name] = trait_id
             if not name.startswith(CUSTOM_PREFIX):
@@ -37,7 +39,7 @@ def get(conn, name):
 def list_names(conn, names=None, prefix=None, associated=None):
     query = sa.select(_T.c.name, _T.c.created_at, _T.c.updated_at)
     if names is not None:
-        query = query.where(_T.c.name.in_(names))
+        query = query.where(lists.one_of(conn, _T.c.name, names))
     if prefix is not None:
         query = query.where(_T.c.name.like(prefix + '%'))
     if associated is not None:
@@ -82,7 +84,7 @@ def replace_provider_traits(conn, provider_id, current, wanted):
     if removed:
         conn.execute(_RPT.delete().where(
             _RPT.c.resource_provider_id == provider_id,
-            _RPT.c.trait_id.in_(removed)))
+            lists.one_of(conn, _RPT.c.trait_id, removed)))
     if added:
         now = tables.utcnow()
         conn.execute(_RPT.insert(), [

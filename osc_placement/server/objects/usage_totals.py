@@ -19,6 +19,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
+from osc_placement.server.db import lists
 from osc_placement.server.db import tables
 
 _TOTALS = tables.usage_totals
@@ -85,7 +86,8 @@ def delete_allocations(conn, where):
         rows = conn.execute(query).mappings().all()
         if rows:
             conn.execute(_ALLOC.delete().where(
-                _ALLOC.c.id.in_(sorted(row['id'] for row in rows))))
+                lists.one_of(conn, _ALLOC.c.id,
+                             sorted(row['id'] for row in rows))))
     apply(conn, deltas_of(rows, sign=-1))
     return len(rows)
 
@@ -110,7 +112,7 @@ def rebuild(conn):
     conn.execute(_TOTALS.delete())
     sums = (sa.select(_ALLOC.c.resource_provider_id,
                       _ALLOC.c.resource_class_id,
-                      sa.cast(sa.func.sum(_ALLOC.c.used), sa.Integer))
+                      sa.cast(sa.func.sum(_ALLOC.c.used), sa.BigInteger))
             .group_by(_ALLOC.c.resource_provider_id,
                       _ALLOC.c.resource_class_id))
     conn.execute(_TOTALS.insert().from_select(
