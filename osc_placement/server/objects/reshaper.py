@@ -69,15 +69,6 @@ def _current_inventories(conn, provider_ids):
     return found
 
 
-def _in_use(conn, uuid):
-    def error(class_ids):
-        return errors.Conflict(
-            'update conflict: ' + inv_obj.in_use_message(conn, uuid,
-                                                         class_ids),
-            code=errors.INVENTORY_INUSE)
-    return error
-
-
 def _set_inventories(conn, providers, entries, records_for):
     """Write ``records_for(entry)`` (None = skip) on each provider; each
     write bumps the provider generation with a compare-and-swap."""
@@ -85,7 +76,7 @@ def _set_inventories(conn, providers, entries, records_for):
         records = records_for(entry)
         if records is not None:
             inv_obj.replace_all(conn, providers[entry.uuid], records,
-                                _in_use(conn, entry.uuid))
+                                inv_obj.in_use_conflict(conn, entry.uuid))
 
 
 def reshape(conn, entries, writes):

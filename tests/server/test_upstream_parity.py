@@ -1,0 +1,185 @@
+"""The last visible differences from upstream Placement: the order of
+names in messages and lists, the text of some errors, error bodies in the
+representation the client accepts, and empty-allocation consumers."""
+
+import json
+import uuid as uuidlib
+
+import testtools
+import webob
+
+from osc_placement.server import app as app_mod
+from osc_placement.server import conf as conf_mod
+from tests.server import fixtures as api_fixtures
+
+
+class ApiTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.db = api_fixtures.database()
+        api_fixtures.reset_database(self.db)
+        self.app = app_mod.make_app(conf_mod.make_conf(
+            'unused://', enforce_new_defaults=False), db=self.db)
+
+    def request(self, method, path, body=None, headers=None):
+        """The whole webob response."""
+        all_headers = {'X-Auth-Token': 'admin',
+                       'OpenStack-API-Version': 'placement latest'}
+        all_headers.update(headers or {})
+        req = webob.Request.blank(path, method=method, headers=all_headers)
+        if body is not None:
+            req.body = json.dumps(body).encode()
+            req.content_type = 'application/json'
+        return req.get_response(self.app)
+
+    def call(self, method, path, body=None, headers=None):
+        resp = self.request(method, path, body, headers)
+        return resp.status_int, (resp.json if resp.body else None)
+
+    def provider(self, name, inventories=None):
+        status, body = self.call('POST', '/resource_providers',
+                                 {'name': name})
+        self.assertEqual(200, status, body)
+        if inventories:
+            self.set_inventory(body['uuid'], 0, inventories)
+        return body['uuid']
+
+    def set_inventory(self, uuid, generation, inventories):
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/inventories' % uuid,
+            {'resource_provider_generation': generation,
+             'inventories': inventories})
+        self.assertEqual(200, status, body)
+
+    def claim(self, allocations, consumer=None, generation=None):
+        consumer = consumer or str(uuidlib.uuid4())
+        body = {'allocations': {rp: {'resources': res}
+                                for rp, res in allocations.items()},
+                'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': generation,
+                'consumer_type': 'INSTANCE'}
+        return self.call('PUT', '/allocations/%s' % consumer, body)
+
+    def detail(self, body):
+        return body['errors'][0]['detail']
+
+
+class TestInUseOrder(ApiTestCase):
+    """Upstream names the busy classes in class id order (its query
+    groups by resource_class_id): standard classes in their fixed order,
+    custom ones after them by creation."""
+
+    def setUp(self):
+        super().setUp()
+        status, _ = self.call('PUT', '/resource_classes/CUSTOM_AAA')
+        self.assertEqual(201, status)
+        self.rp = self.provider('busy', {
+            'DISK_GB': {'total': 10}, 'VCPU': {'total': 4},
+            'CUSTOM_AAA': {'total': 2}, 'MEMORY_MB': {'total': 64}})
+        status, body = self.claim({self.rp: {
+            'DISK_GB': 1, 'VCPU': 1, 'CUSTOM_AAA': 1}})
+        self.assertEqual(204, status, body)
+
+    def test_delete_all_inventories(self):
+        status, body = self.call(
+            'DELETE', '/resource_providers/%s/inventories' % self.rp)
+        self.assertEqual(409, status)
+        self.assertEqual('placement.inventory.inuse',
+                         body['errors'][0]['code'])
+        self.assertIn("Inventory for 'VCPU, DISK_GB, CUSTOM_AAA' on resource "
+                      "provider '%s' in use." % self.rp, self.detail(body))
+
+    def test_put_inventories(self):
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/inventories' % self.rp,
+            {'resource_provider_generation': 2,
+             'inventories': {'MEMORY_MB': {'total': 64}}})
+        self.assertEqual(409, status)
+        self.assertIn("update conflict: Inventory for 'VCPU, DISK_GB, "
+                      "CUSTOM_AAA' on resource provider '%s' in use."
+                      % self.rp, self.detail(body))
+
+    def test_reshaper(self):
+        status, body = self.call('POST', '/reshaper', {
+            'inventories': {self.rp: {
+                'resource_provider_generation': 2,
+                'inventories': {'MEMORY_MB': {'total': 64}}}},
+            'allocations': {}})
+        self.assertEqual(409, status, body)
+        self.assertEqual('placement.inventory.inuse',
+                         body['errors'][0]['code'])
+        self.assertIn("update conflict: Inventory for 'VCPU, DISK_GB, "
+                      "CUSTOM_AAA' on resource provider '%s' in use."
+                      % self.rp, self.detail(body))
+
+
+class TestInventoryUpdateChecksCapacityFirst(ApiTestCase):
+    """Upstream validates the record's capacity before it looks up the
+    class or the provider's inventory of it."""
+
+    bad = {'total': 2048, 'reserved': 4096}
+
+    def setUp(self):
+        super().setUp()
+        self.rp = self.provider('rp', {'DISK_GB': {'total': 2048}})
+
+    def _update_one(self, name):
+        return self.call(
+            'PUT', '/resource_providers/%s/inventories/%s' % (self.rp, name),
+            dict(self.bad, resource_provider_generation=1))
+
+    def test_class_without_inventory(self):
+        status, body = self._update_one('MEMORY_MB')
+        self.assertEqual(400, status)
+        self.assertIn(
+            "\n\n Unable to update inventory for resource provider %s: "
+            "Invalid inventory for 'MEMORY_MB' on resource provider '%s'. "
+            "The reserved value is greater than total." % (self.rp, self.rp),
+            self.detail(body))
+
+    def test_unknown_class(self):
+        status, body = self._update_one('CUSTOM_NOPE')
+        self.assertEqual(400, status)
+        self.assertIn('Unable to update inventory for resource provider %s: '
+                      "Invalid inventory for 'CUSTOM_NOPE'" % self.rp,
+                      self.detail(body))
+
+    def test_unknown_class_in_whole_inventory(self):
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/inventories' % self.rp,
+            {'resource_provider_generation': 1,
+             'inventories': {'CUSTOM_NOPE': self.bad}})
+        self.assertEqual(400, status)
+        self.assertIn('Unable to update inventory for resource provider %s: '
+                      "Invalid inventory for 'CUSTOM_NOPE'" % self.rp,
+                      self.detail(body))
+
+    def test_unknown_class_with_good_record_is_404(self):
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/inventories/CUSTOM_NOPE' % self.rp,
+            {'resource_provider_generation': 1, 'total': 1})
+        self.assertEqual(404, status)
+        self.assertIn('No such resource class CUSTOM_NOPE.',
+                      self.detail(body))
+
+
+class TestUnknownTraitNamed(ApiTestCase):
+    """Upstream stops at the first trait its cache lacks and names it
+    alone: required traits in request order, then forbidden ones."""
+
+    def test_provider_list_names_the_first_required(self):
+        status, body = self.call(
+            'GET', '/resource_providers?required=CUSTOM_ZZZ,CUSTOM_NOPE,'
+            '!CUSTOM_AAA')
+        self.assertEqual(400, status)
+        self.assertIn('Invalid trait(s) in "required" parameter: No such '
+                      'trait(s): CUSTOM_ZZZ.  ', self.detail(body))
+
+    def test_candidates_name_one_of_an_any_of_set(self):
+        # Which one upstream names is undefined (a set); ours the smallest.
+        status, body = self.call(
+            'GET', '/allocation_candidates?resources=VCPU:1'
+            '&required=in:CUSTOM_ZZZ,CUSTOM_AAA')
+        self.assertEqual(400, status)
+        self.assertIn(' No such trait(s): CUSTOM_AAA.  ', self.detail(body))
