@@ -183,3 +183,53 @@ class TestUnknownTraitNamed(ApiTestCase):
             '&required=in:CUSTOM_ZZZ,CUSTOM_AAA')
         self.assertEqual(400, status)
         self.assertIn(' No such trait(s): CUSTOM_AAA.  ', self.detail(body))
+
+
+class TestTraitsInIdOrder(ApiTestCase):
+    """Upstream lists traits in id order (standard traits, synced first,
+    before custom ones; custom ones by creation), not by name."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ('CUSTOM_ZED', 'CUSTOM_ABC'):
+            self.assertEqual(201, self.call('PUT', '/traits/' + name)[0])
+        self.rp = self.provider('host', {'VCPU': {'total': 4}})
+        status, body = self.call(
+            'PUT', '/resource_providers/%s/traits' % self.rp,
+            {'resource_provider_generation': 1,
+             'traits': ['CUSTOM_ABC', 'HW_NUMA_ROOT', 'CUSTOM_ZED']})
+        self.assertEqual(200, status, body)
+        self.put_body = body
+        self.expected = ['HW_NUMA_ROOT', 'CUSTOM_ZED', 'CUSTOM_ABC']
+
+    def test_candidate_summaries(self):
+        status, body = self.call(
+            'GET', '/allocation_candidates?resources=VCPU:1')
+        self.assertEqual(200, status, body)
+        self.assertEqual(self.expected,
+                         body['provider_summaries'][self.rp]['traits'])
+
+    def test_candidate_summaries_of_hosts_alike(self):
+        # Equal trait sets share one sorted list: still id order.
+        other = self.provider('twin', {'VCPU': {'total': 4}})
+        self.call('PUT', '/resource_providers/%s/traits' % other,
+                  {'resource_provider_generation': 1,
+                   'traits': ['CUSTOM_ZED', 'CUSTOM_ABC', 'HW_NUMA_ROOT']})
+        _, body = self.call('GET', '/allocation_candidates?resources=VCPU:1')
+        for uuid in (self.rp, other):
+            self.assertEqual(self.expected,
+                             body['provider_summaries'][uuid]['traits'])
+
+    def test_provider_traits(self):
+        _, body = self.call('GET', '/resource_providers/%s/traits' % self.rp)
+        self.assertEqual(self.expected, body['traits'])
+        self.assertEqual(self.expected, self.put_body['traits'])
+
+    def test_trait_list(self):
+        _, body = self.call('GET', '/traits?name=startswith:CUSTOM_')
+        self.assertEqual(['CUSTOM_ZED', 'CUSTOM_ABC'], body['traits'])
+        _, body = self.call('GET', '/traits')
+        self.assertEqual(['CUSTOM_ZED', 'CUSTOM_ABC'], body['traits'][-2:])
+        # Standard traits first: every custom one comes after them.
+        standard = [n for n in body['traits'] if not n.startswith('CUSTOM_')]
+        self.assertEqual(body['traits'][:len(standard)], standard)

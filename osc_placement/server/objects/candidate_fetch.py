@@ -451,7 +451,7 @@ def _load_parts(tree=None):
     providers   (id, parent id, root id, uuid),
     inventories (provider id, class id, total, reserved, min_unit,
                  max_unit, step_size, used, allocation_ratio),
-    traits      (provider id, trait name),
+    traits      (provider id, trait id, trait name),
     aggregates  (provider id, aggregate uuid)."""
     def of_tree(table, column):
         if tree is None:
@@ -471,7 +471,8 @@ def _load_parts(tree=None):
                 _USAGE.c.resource_provider_id
                 == _INV.c.resource_provider_id,
                 _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
-    traits = sa.select(_RPT.c.resource_provider_id, _T.c.name).select_from(
+    traits = sa.select(_RPT.c.resource_provider_id, _RPT.c.trait_id,
+                       _T.c.name).select_from(
         of_tree(_RPT, _RPT.c.resource_provider_id)
         .join(_T, _T.c.id == _RPT.c.trait_id))
     aggregates = sa.select(
@@ -486,7 +487,7 @@ def _load_parts(tree=None):
 # of the four: the tag, then eight integer columns, a float and a text.
 _WIDTH = 11
 _SLOTS = {_PROVIDER: (1, 2, 3, 10), _INVENTORY: tuple(range(1, 10)),
-          _TRAIT: (1, 10), _AGGREGATE: (1, 10)}
+          _TRAIT: (1, 2, 10), _AGGREGATE: (1, 10)}
 
 
 def _padded(tag, part):
@@ -919,8 +920,10 @@ def _snapshot(parts, uuid_of, inventories, anchors_of):
     snap = candidate_search.Snapshot(
         providers=_providers(parts[_PROVIDER], uuid_of),
         inventories=inventories,
-        traits=_grouped(parts[_TRAIT], uuid_of),
-        aggregates=_grouped(parts[_AGGREGATE], uuid_of))
+        traits=_grouped([(rp_id, name) for rp_id, _, name
+                         in parts[_TRAIT]], uuid_of),
+        aggregates=_grouped(parts[_AGGREGATE], uuid_of),
+        trait_ids={name: trait_id for _, trait_id, name in parts[_TRAIT]})
     return dataclasses.replace(snap, anchors=anchors_of(snap))
 
 
