@@ -5,8 +5,10 @@ representation the client accepts, and empty-allocation consumers."""
 import json
 import uuid as uuidlib
 
+import fixtures
 import testtools
 import webob
+import webob.exc
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
@@ -233,3 +235,130 @@ class TestTraitsInIdOrder(ApiTestCase):
         # Standard traits first: every custom one comes after them.
         standard = [n for n in body['traits'] if not n.startswith('CUSTOM_')]
         self.assertEqual(body['traits'][:len(standard)], standard)
+
+
+def webob_rendering(exc, method='GET', headers=None):
+    """(status, content type, body) of a WebOb exception as WebOb renders
+    it for a request: the way upstream's errors reach the client."""
+    req = webob.Request.blank('/', method=method, headers=headers or {})
+    resp = req.get_response(exc)
+    return resp.status, resp.headers['Content-Type'], resp.body
+
+
+class TestErrorsHonourAccept(ApiTestCase):
+    """Errors come as JSON only when the client accepts JSON; otherwise
+    as WebOb's HTML page or plain text, as upstream's do."""
+
+    def rendering(self, method, path, headers, body=None):
+        resp = self.request(method, path, body, headers)
+        return resp.status, resp.headers['Content-Type'], resp.body
+
+    def test_unknown_path_as_html(self):
+        headers = {'Accept': 'text/html'}
+        got = self.rendering('GET', '/bc8d9d50', headers)
+        self.assertEqual(
+            webob_rendering(webob.exc.HTTPNotFound(), headers=headers), got)
+        self.assertEqual('text/html; charset=UTF-8', got[1])
+        self.assertIn(b'<h1>404 Not Found</h1>', got[2])
+
+    def test_unknown_path_as_plain_text(self):
+        for accept in ('text/plain', 'application/xml'):
+            headers = {'Accept': accept}
+            got = self.rendering('GET', '/bc8d9d50', headers)
+            self.assertEqual(webob_rendering(webob.exc.HTTPNotFound(),
+                                             headers=headers), got)
+            self.assertEqual(b'404 Not Found\n\nThe resource could not be '
+                             b'found.\n\n   ', got[2])
+
+    def test_json_when_acceptable(self):
+        for accept in ('application/json', 'text/html;q=0.5, '
+                       'application/json', 'application/*', '*/*'):
+            resp = self.request('GET', '/bc8d9d50',
+                                headers={'Accept': accept})
+            self.assertEqual('application/json', resp.content_type)
+            self.assertEqual(404, resp.json['errors'][0]['status'])
+
+    def test_bad_microversion_as_html(self):
+        headers = {'Accept': 'text/html',
+                   'OpenStack-API-Version': 'placement 0.5'}
+        got = self.rendering('GET', '/', headers)
+        self.assertEqual(webob_rendering(webob.exc.HTTPNotAcceptable(
+            'Invalid microversion: Unacceptable version header: 0.5'),
+            headers=headers), got)
+        self.assertIn(b'(content of type text/html. <br /><br />\n'
+                      b'Invalid microversion: Unacceptable version header: '
+                      b'0.5', got[2])
+
+    def test_bad_microversion_as_json_is_unchanged(self):
+        status, body = self.call(
+            'GET', '/', headers={'OpenStack-API-Version': 'placement 0.5'})
+        self.assertEqual(406, status)
+        error = body['errors'][0]
+        self.assertEqual(
+            'The resource could not be generated that was acceptable to your '
+            'browser (content of type application/json. \n\n Invalid '
+            'microversion: Unacceptable version header: 0.5', error['detail'])
+        self.assertIn('max_version', error)
+
+    def test_json_only_route_refuses_in_plain_text(self):
+        headers = {'Accept': 'text/plain'}
+        got = self.rendering('GET', '/resource_providers', headers)
+        self.assertEqual(webob_rendering(webob.exc.HTTPNotAcceptable(
+            'Only application/json is provided'), headers=headers), got)
+        self.assertEqual('text/plain; charset=UTF-8', got[1])
+
+    def test_method_not_allowed_names_the_method(self):
+        headers = {'Accept': 'text/plain'}
+        got = self.rendering('PATCH', '/resource_providers', headers)
+        self.assertEqual(webob_rendering(webob.exc.HTTPMethodNotAllowed(
+            'The method specified is not allowed for this resource.'),
+            method='PATCH', headers=headers), got)
+
+    def test_unsupported_media_type(self):
+        resp = self.request('POST', '/resource_providers',
+                            headers={'Accept': 'text/html',
+                                     'Content-Type': 'text/plain'})
+        self.assertEqual(415, resp.status_int)
+        self.assertIn(b'The request media type text/plain is not supported '
+                      b'by this server.\n<br /><br />\nThe media type '
+                      b'text/plain is not supported, use application/json',
+                      resp.body)
+
+    def test_html_escapes_and_json_strips_tags(self):
+        path = '/resource_classes/CUSTOM_%3Cb%3EX'
+        resp = self.request('GET', path, headers={'Accept': 'text/html'})
+        # Only application/json is provided: a 406 page.
+        self.assertEqual(406, resp.status_int)
+        resp = self.request('DELETE', path, headers={'Accept': 'text/html'})
+        self.assertEqual(404, resp.status_int)
+        self.assertIn(b'No such resource class CUSTOM_&lt;b&gt;X.', resp.body)
+        status, body = self.call('DELETE', path)
+        self.assertEqual(404, status)
+        # Upstream's formatter strips tags from WebOb's text.
+        self.assertIn(' No such resource class CUSTOM_X.',
+                      self.detail(body))
+
+    def test_unauthorized(self):
+        for accept, kind in (('text/html', 'text/html; charset=UTF-8'),
+                             ('text/plain', 'text/plain; charset=UTF-8')):
+            headers = {'Accept': accept}
+            req = webob.Request.blank('/resource_providers', headers=headers)
+            resp = req.get_response(self.app)
+            self.assertEqual(401, resp.status_int)
+            self.assertEqual(kind, resp.headers['Content-Type'])
+            self.assertEqual(webob_rendering(webob.exc.HTTPUnauthorized(),
+                                             headers=headers)[2], resp.body)
+
+    def test_unexpected_error_as_upstreams_fault_wrapper(self):
+        def broken(*args, **kwargs):
+            raise RuntimeError('boom\nagain')
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.objects.trait.list_names', broken))
+        self.useFixture(fixtures.FakeLogger())
+        resp = self.request('GET', '/traits')
+        self.assertEqual(500, resp.status_int)
+        self.assertEqual(
+            'The server has either erred or is incapable of performing the '
+            'requested operation.\n\n boom again  ',
+            resp.json['errors'][0]['detail'])
+        self.assertNotIn('openstack-api-version', resp.headers)
