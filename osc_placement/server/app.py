@@ -200,7 +200,12 @@ class PlacementApp:
         """The error in the representation the client accepts."""
         headers = list(err.headers.items())
         kind = errors.representation(req.environ)
-        if kind == errors.JSON_TYPE:
+        if req.method == 'HEAD':
+            # WebOb answers HEAD with the bare error: no body, its
+            # default content type.
+            resp = wsgi.Response(err.status, b'', headers,
+                                 errors.HTML_TYPE)
+        elif kind == errors.JSON_TYPE:
             with_code = (req.version is not None
                          and req.version.supports('error_codes'))
             body = err.as_dict(req.environ,

@@ -11,6 +11,7 @@ import webob.exc
 import webob.util
 
 JSON_TYPE = 'application/json'
+HTML_TYPE = 'text/html; charset=UTF-8'
 DEFAULT = 'placement.undefined_code'
 INVENTORY_INUSE = 'placement.inventory.inuse'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -93,7 +94,7 @@ class PlacementError(Exception):
         if html:
             text = _HTML_PAGE.substitute(status=status, body=self.webob_body(
                 environ, webob.util.html_escape))
-            return 'text/html; charset=UTF-8', text.encode()
+            return HTML_TYPE, text.encode()
         text = _PLAIN_PAGE.substitute(status=status, title=self.title,
                                       body=self.full_detail(environ))
         return 'text/plain; charset=UTF-8', text.encode()

@@ -362,3 +362,13 @@ class TestErrorsHonourAccept(ApiTestCase):
             'requested operation.\n\n boom again  ',
             resp.json['errors'][0]['detail'])
         self.assertNotIn('openstack-api-version', resp.headers)
+
+    def test_head_gets_the_bare_error(self):
+        for path in ('/resource_providers', '/bc8d9d50'):
+            resp = self.request('HEAD', path)
+            expected = webob_rendering(
+                webob.exc.HTTPMethodNotAllowed() if path[1] == 'r'
+                else webob.exc.HTTPNotFound(), method='HEAD')
+            self.assertEqual(expected, (resp.status,
+                                        resp.headers['Content-Type'],
+                                        resp.body))
