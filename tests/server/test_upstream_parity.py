@@ -372,3 +372,57 @@ class TestErrorsHonourAccept(ApiTestCase):
             self.assertEqual(expected, (resp.status,
                                         resp.headers['Content-Type'],
                                         resp.body))
+
+
+class TestConsumerWrittenEmpty(ApiTestCase):
+    """Upstream creates the consumer before it writes and then touches
+    only the consumers its allocation records name: a new consumer
+    written with no allocations stays, at generation 0."""
+
+    def setUp(self):
+        super().setUp()
+        self.rp = self.provider('rp', {'VCPU': {'total': 4}})
+        self.consumer = str(uuidlib.uuid4())
+        status, body = self.claim({}, self.consumer)
+        self.assertEqual(204, status, body)
+
+    def test_kept_at_generation_zero(self):
+        _, body = self.call('GET', '/allocations/' + self.consumer)
+        self.assertEqual({'allocations': {}}, body)
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer)
+        self.assertEqual(409, status)
+        self.assertIn('consumer generation conflict - expected 0 but got '
+                      'None', self.detail(body))
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer, 0)
+        self.assertEqual(204, status, body)
+        _, body = self.call('GET', '/allocations/' + self.consumer)
+        self.assertEqual(1, body['consumer_generation'])
+
+    def test_written_empty_again_is_left_alone(self):
+        status, body = self.claim({}, self.consumer, 0)
+        self.assertEqual(204, status, body)
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer, 0)
+        self.assertEqual(204, status, body)
+
+    def test_unsafe_delete_finds_nothing_and_keeps_it(self):
+        status, _ = self.call('DELETE', '/allocations/' + self.consumer)
+        self.assertEqual(404, status)
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer, 0)
+        self.assertEqual(204, status, body)
+
+    def test_post_of_a_new_consumer_without_allocations(self):
+        other = str(uuidlib.uuid4())
+        status, body = self.call('POST', '/allocations', {other: {
+            'allocations': {}, 'project_id': 'p', 'user_id': 'u',
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'}})
+        self.assertEqual(204, status, body)
+        status, body = self.claim({self.rp: {'VCPU': 1}}, other, 0)
+        self.assertEqual(204, status, body)
+
+    def test_emptied_consumer_is_still_deleted(self):
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer, 0)
+        self.assertEqual(204, status, body)
+        status, body = self.claim({}, self.consumer, 1)
+        self.assertEqual(204, status, body)
+        status, body = self.claim({self.rp: {'VCPU': 1}}, self.consumer)
+        self.assertEqual(204, status, body)
