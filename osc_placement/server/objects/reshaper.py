@@ -20,6 +20,9 @@ from osc_placement.server.objects import resource_class
 _RP = tables.resource_providers
 _INV = tables.inventories
 UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %s.'
+# Upstream's reshaper words a lost generation race as its other updates.
+CONCURRENT = ('update conflict: Another thread concurrently updated the '
+              'resource provider data. Please retry your update')
 
 
 class ProviderInventory:
