@@ -374,6 +374,24 @@ class TestErrorsHonourAccept(ApiTestCase):
                                         resp.body))
 
 
+class TestAggregatesInIdOrder(ApiTestCase):
+
+    def test_provider_aggregates_by_first_use(self):
+        rp = self.provider('rp')
+        later, first = ('ffffffff-0000-4000-8000-000000000000',
+                        '00000000-0000-4000-8000-000000000000')
+        path = '/resource_providers/%s/aggregates' % rp
+        status, body = self.call('PUT', path, {
+            'aggregates': [later], 'resource_provider_generation': 0})
+        self.assertEqual(200, status, body)
+        status, body = self.call('PUT', path, {
+            'aggregates': [first, later], 'resource_provider_generation': 1})
+        # The PUT echoes the request; GET lists by aggregate id.
+        self.assertEqual([first, later], body['aggregates'])
+        _, body = self.call('GET', path)
+        self.assertEqual([later, first], body['aggregates'])
+
+
 class TestConsumerWrittenEmpty(ApiTestCase):
     """Upstream creates the consumer before it writes and then touches
     only the consumers its allocation records name: a new consumer
