@@ -917,14 +917,23 @@ def _snapshot(parts, uuid_of, inventories, anchors_of):
     """The Snapshot of the four parts' rows, the inventory part's already
     built as ``inventories``; ``anchors_of`` gives its anchors from the
     snapshot without them."""
+    traits, trait_ids = _traits(parts[_TRAIT], uuid_of)
     snap = candidate_search.Snapshot(
         providers=_providers(parts[_PROVIDER], uuid_of),
-        inventories=inventories,
-        traits=_grouped([(rp_id, name) for rp_id, _, name
-                         in parts[_TRAIT]], uuid_of),
-        aggregates=_grouped(parts[_AGGREGATE], uuid_of),
-        trait_ids={name: trait_id for _, trait_id, name in parts[_TRAIT]})
+        inventories=inventories, traits=traits,
+        aggregates=_grouped(parts[_AGGREGATE], uuid_of), trait_ids=trait_ids)
     return dataclasses.replace(snap, anchors=anchors_of(snap))
+
+
+def _traits(rows, uuid_of):
+    """The trait part's rows as the Snapshot's ``traits`` and
+    ``trait_ids``; the ids with C-level loops, since large answers load
+    tens of thousands of rows."""
+    traits = candidate_search.group_pairs(
+        (uuid_of[rp_id], name) for rp_id, _, name in rows if rp_id in uuid_of)
+    trait_ids = dict(zip(map(operator.itemgetter(2), rows),
+                         map(operator.itemgetter(1), rows)))
+    return traits, trait_ids
 
 
 def _providers(rows, uuid_of):
