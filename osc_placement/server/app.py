@@ -108,10 +108,18 @@ def _raised(err):
     return err
 
 
-def _unauthorized(start_response):
+def _unauthorized(environ, start_response):
+    """Upstream's bare WebOb 401: WebOb's own JSON document (not the
+    errors list), or its HTML page or plain text as the client accepts."""
+    kind = errors.representation(environ)
+    if kind == errors.JSON_TYPE:
+        content_type, body = _JSON_HEADERS[1], _UNAUTHORIZED_BODY
+    else:
+        content_type, body = errors.Unauthorized('').as_page(
+            environ, html=kind is not None)
     start_response('401 Unauthorized', [
-        _JSON_HEADERS, ('Content-Length', str(len(_UNAUTHORIZED_BODY)))])
-    return [_UNAUTHORIZED_BODY]
+        ('Content-Type', content_type), ('Content-Length', str(len(body)))])
+    return [body]
 
 
 def _context_from(environ):
@@ -148,17 +156,18 @@ class PlacementApp:
         # The raw PATH_INFO: the decoded one may not exist (not UTF-8).
         if req.context is None and environ.get('PATH_INFO') not in (
                 _UNAUTHENTICATED_PATHS):
-            return _unauthorized(start_response)
+            return _unauthorized(environ, start_response)
         try:
             resp = self._dispatch(req)
         except errors.PlacementError as err:
             resp = self._error(req, err)
         except Exception as exc:
+            # The raw PATH_INFO: the decoded path may not exist.
             LOG.exception('Unexpected error in %s %r', req.method,
                           environ.get('PATH_INFO'))
-            resp = self._error(req, errors.InternalServerError(
-                'The server has either erred or is incapable of performing '
-                'the requested operation.\n\n   %s' % exc))
+            # WebOb's 500 template adds its explanation, as upstream's
+            # fault wrapper does.
+            resp = self._error(req, errors.InternalServerError(str(exc)))
             # Upstream's fault wrapper sits outside the microversion layer.
             resp.version_header = False
         return self._send(req, resp, start_response)
@@ -193,11 +202,25 @@ class PlacementApp:
 
     @staticmethod
     def _error(req, err):
-        with_code = (req.version is not None
-                     and req.version.supports('error_codes'))
-        body = err.as_dict(req.environ.get('openstack.request_id'),
-                           with_code)
-        resp = wsgi.Response(err.status, body, list(err.headers.items()))
+        """The error in the representation the client accepts."""
+        headers = list(err.headers.items())
+        kind = errors.representation(req.environ)
+        if req.method == 'HEAD':
+            # WebOb answers HEAD with the bare error: no body, its
+            # default content type.
+            resp = wsgi.Response(err.status, b'', headers,
+                                 errors.HTML_TYPE)
+        elif kind == errors.JSON_TYPE:
+            with_code = (req.version is not None
+                         and req.version.supports('error_codes'))
+            body = err.as_dict(req.environ,
+                               req.environ.get('openstack.request_id'),
+                               with_code)
+            resp = wsgi.Response(err.status, body, headers)
+        else:
+            content_type, page = err.as_page(req.environ,
+                                             html=kind is not None)
+            resp = wsgi.Response(err.status, page, headers, content_type)
         resp.vary = err.vary
         return resp
 
@@ -211,9 +234,12 @@ class PlacementApp:
                 headers.append(('vary', 'openstack-api-version'))
         if resp.body is None:
             payload = b''
-        else:
+        elif resp.content_type is None:
             payload = json_bytes(resp.body)
             headers.append(_JSON_HEADERS)
+        else:
+            payload = resp.body
+            headers.append(('Content-Type', resp.content_type))
         headers.append(('Content-Length', str(len(payload))))
         start_response(_REASONS[resp.status], headers)
         if len(payload) < HOLD_BYTES:
@@ -274,7 +300,7 @@ def noauth_middleware(app):
         if token is None:
             if environ.get('PATH_INFO') == '/':
                 return app(environ, start_response)
-            return _unauthorized(start_response)
+            return _unauthorized(environ, start_response)
         user, _, project = token.partition(':')
         project = project or user
         if 'HTTP_X_ROLES' not in environ:

@@ -1,10 +1,17 @@
 """Typed errors raised anywhere in the server and rendered by the app.
 
 Handlers and objects raise these; the application turns them into the
-``{"errors": [...]}`` body with upstream's status, title and code. The codes
-are upstream's ``placement.*`` strings (shown to clients from 1.23 on).
+``{"errors": [...]}`` body with upstream's status, title and code, or into
+WebOb's HTML page or plain text when the client does not accept JSON. The
+codes are upstream's ``placement.*`` strings (shown from 1.23 on).
 """
 
+import webob.acceptparse
+import webob.exc
+import webob.util
+
+JSON_TYPE = 'application/json'
+HTML_TYPE = 'text/html; charset=UTF-8'
 DEFAULT = 'placement.undefined_code'
 INVENTORY_INUSE = 'placement.inventory.inuse'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -18,14 +25,24 @@ QUERYPARAM_BAD_VALUE = 'placement.query.bad_value'
 QUERYPARAM_MISSING_VALUE = 'placement.query.missing_value'
 
 
-# WebOb's status explanations, which upstream puts before each message.
-_EXPLANATIONS = {
-    400: ('The server could not comply with the request since it is either '
-          'malformed or otherwise incorrect.'),
-    403: 'Access was denied to this resource.',
-    404: 'The resource could not be found.',
-    409: 'There was a conflict when trying to complete your request.',
-}
+# Upstream raises WebOb exceptions and WebOb renders them: the body
+# template of the status (WebOb's explanation, or for 405, 406 and 415 a
+# line naming the request's method, Accept or Content-Type), then a JSON
+# document, an HTML page or plain text, whichever the client's Accept
+# prefers (RequestLog makes a missing or ``*/*`` Accept JSON).
+_OFFERS = ('text/html', JSON_TYPE)
+_HTML_PAGE = webob.exc.WSGIHTTPException.html_template_obj
+_PLAIN_PAGE = webob.exc.WSGIHTTPException.plain_template_obj
+_TEMPLATE_KEYS = ('REQUEST_METHOD', 'HTTP_ACCEPT', 'CONTENT_TYPE')
+
+
+def representation(environ):
+    """``text/html``, ``application/json`` or None (plain text): what WebOb
+    renders an error as for the request's Accept header."""
+    accept = webob.acceptparse.create_accept_header(
+        environ.get('HTTP_ACCEPT', ''))
+    offers = accept.acceptable_offers(_OFFERS)
+    return offers[0][0] if offers else None
 
 
 class PlacementError(Exception):
@@ -42,25 +59,45 @@ class PlacementError(Exception):
         self.code = code
         self.headers = headers or {}
         self.extra = {}
-        # False renders ``detail`` alone, without WebOb's explanation.
+        # False renders ``detail`` alone, without WebOb's template.
         self.explained = True
 
-    def full_detail(self):
-        """The detail text as WebOb renders it: explanation, then message."""
-        explanation = _EXPLANATIONS.get(self.status)
-        if explanation is None or not self.explained:
-            return str(self.detail)
-        message = str(self.detail).replace('\n', ' ')
-        return '%s\n\n %s  ' % (explanation, message)
+    def webob_body(self, environ, escape=webob.exc.no_escape):
+        """The text WebOb's body template makes of this error, tags and
+        all, its parts escaped with ``escape``."""
+        if not self.explained:
+            return escape(self.detail)
+        exc_class = webob.exc.status_map[self.status]
+        args = {'explanation': escape(exc_class.explanation),
+                'detail': escape(self.detail or ''), 'html_comment': ''}
+        args.update((key, escape(environ[key])) for key in _TEMPLATE_KEYS
+                    if key in environ)
+        return exc_class.body_template_obj.safe_substitute(args)
 
-    def as_dict(self, request_id, with_code):
+    def full_detail(self, environ):
+        """The detail of the JSON body: upstream's formatter strips the
+        tags (and line breaks) of WebOb's text."""
+        return webob.exc.strip_tags(self.webob_body(environ))
+
+    def as_dict(self, environ, request_id, with_code):
         error = {'status': self.status, 'title': self.title,
-                 'detail': self.full_detail()}
+                 'detail': self.full_detail(environ)}
         if with_code:
             error['code'] = self.code
         error['request_id'] = request_id
         error.update(self.extra)
         return {'errors': [error]}
+
+    def as_page(self, environ, html):
+        """(content type, bytes) of WebOb's HTML page or plain text."""
+        status = '%d %s' % (self.status, self.title)
+        if html:
+            text = _HTML_PAGE.substitute(status=status, body=self.webob_body(
+                environ, webob.util.html_escape))
+            return HTML_TYPE, text.encode()
+        text = _PLAIN_PAGE.substitute(status=status, title=self.title,
+                                      body=self.full_detail(environ))
+        return 'text/plain; charset=UTF-8', text.encode()
 
 
 class BadRequest(PlacementError):
@@ -88,6 +125,11 @@ class NotAcceptable(PlacementError):
     title = 'Not Acceptable'
 
 
+class Unauthorized(PlacementError):
+    status = 401
+    title = 'Unauthorized'
+
+
 class Conflict(PlacementError):
     status = 409
     title = 'Conflict'
@@ -104,14 +146,17 @@ class InternalServerError(PlacementError):
 
 
 def method_not_allowed(method, allowed):
+    # WebOb's 405 template names the method (REQUEST_METHOD).
     return MethodNotAllowed(
-        'The method %s is not allowed for this resource. \n\n The method '
-        'specified is not allowed for this resource.' % method,
+        'The method specified is not allowed for this resource.',
         headers={'Allow': ', '.join(allowed)})
 
 
-def unsupported_media_type(content_type):
+def unsupported_media_type(req):
+    """415; WebOb's template names the request's media type, which upstream
+    sets to 'None' when there is none."""
+    if not req.content_type:
+        req.content_type = 'None'
     return UnsupportedMediaType(
-        'The request media type %s is not supported by this server. \n\n '
         'The media type %s is not supported, use application/json'
-        % (content_type, content_type))
+        % req.content_type)

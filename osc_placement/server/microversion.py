@@ -129,17 +129,10 @@ def _requested_value(header):
     return value
 
 
-# WebOb's 406 template, which upstream's microversion middleware renders
-# around its message (JSON is the only content type offered).
-_NOT_ACCEPTABLE_TEMPLATE = (
-    'The resource could not be generated that was acceptable to your '
-    'browser (content of type application/json. \n\n %s')
-
-
 def _not_acceptable(value):
-    err = errors.NotAcceptable(_NOT_ACCEPTABLE_TEMPLATE % (
-        'Invalid microversion: Unacceptable version header: %s' % value))
-    err.explained = False
+    # WebOb's 406 template puts the client's Accept before the message.
+    err = errors.NotAcceptable(
+        'Invalid microversion: Unacceptable version header: %s' % value)
     err.extra = {'max_version': str(MAX_VERSION),
                  'min_version': str(MIN_VERSION)}
     return err

@@ -133,11 +133,14 @@ class Response:
     is sent (see app.SentBody)."""
 
     __slots__ = ('status', 'body', 'headers', 'vary', 'version_header',
-                 'held')
+                 'held', 'content_type')
 
-    def __init__(self, status=200, body=None, headers=None):
+    def __init__(self, status=200, body=None, headers=None,
+                 content_type=None):
         self.status = status
+        # Sent as JSON; bytes as they are when ``content_type`` is set.
         self.body = body
+        self.content_type = content_type
         self.headers = headers or []
         self.vary = True
         self.version_header = True
@@ -166,8 +169,7 @@ def require_json(handler):
     @functools.wraps(handler)
     def wrapper(req):
         if req.content_type != JSON:
-            raise errors.unsupported_media_type(
-                req.headers.get('Content-Type'))
+            raise errors.unsupported_media_type(req)
         return handler(req)
     return wrapper
 

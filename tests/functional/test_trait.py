@@ -59,7 +59,8 @@ class TraitTests(helpers_b.HelpersB):
         first, second = prefix + '_A', prefix + '_B'
         for name in (second, first):
             self.openstack(['trait', 'create', name])
-        self.assertEqual([first, second],
+        # In trait id (creation) order, as upstream lists them.
+        self.assertEqual([second, first],
                          self.traits('--name', 'startswith:' + prefix))
         self.assertEqual([first], self.traits(
             '--name', 'in:%s,%s_MISSING' % (first, prefix)))

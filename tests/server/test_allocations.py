@@ -100,6 +100,33 @@ class TestLostRace(AllocationTestCase):
         _, allocations = self.call('GET', '/allocations/' + consumer)
         self.assertEqual({'allocations': {}}, allocations)
 
+    def test_running_out_is_logged_as_upstream(self):
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        self._stale_reads(stale_attempts=100)
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        self.assertEqual(409, self.claim({rp: {'VCPU': 1}})[0])
+        self.assertIn('Exceeded retry limit of %d on allocations write'
+                      % RETRIES, log.output)
+
+    def test_reshaper_words_the_conflict_as_upstream(self):
+        rp = self.provider('rp', {'VCPU': {'total': 4}})
+        self._stale_reads(stale_attempts=100)
+        log = self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        status, body = self.call('POST', '/reshaper', {
+            'inventories': {rp: {'resource_provider_generation': 1,
+                                 'inventories': {'VCPU': {'total': 4}}}},
+            'allocations': {str(uuidlib.uuid4()): {
+                'allocations': {rp: {'resources': {'VCPU': 1}}},
+                'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': None, 'consumer_type': 'INSTANCE'}}})
+        self.assertEqual(409, status)
+        error = body['errors'][0]
+        self.assertEqual('placement.concurrent_update', error['code'])
+        self.assertIn('update conflict: Another thread concurrently updated '
+                      'the resource provider data. Please retry your update',
+                      error['detail'])
+        self.assertIn('Exceeded retry limit', log.output)
+
     def test_retry_count_comes_from_the_configuration(self):
         tmp = self.useFixture(fixtures.TempDir()).path
         self.app = app_mod.make_app(conf_mod.make_conf(

@@ -1,6 +1,8 @@
 """/allocations/{consumer_uuid}, POST /allocations (1.13) and
 /resource_providers/{uuid}/allocations."""
 
+import logging
+
 from oslo_utils import uuidutils
 
 from osc_placement.server import errors
@@ -12,6 +14,8 @@ from osc_placement.server.handlers import common
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.schemas import allocation as schema
+
+LOG = logging.getLogger(__name__)
 
 
 # -- reads ---------------------------------------------------------------
@@ -95,14 +99,16 @@ def consumer_write(req, uuid, data):
     return write
 
 
-def write_or_409(db, fn, *args):
+def write_or_409(db, fn, *args, conflict=alloc_obj.CONCURRENT):
     """Run an allocation write, re-read and re-applied while other writers
-    keep winning the provider generation race; 409 once retries run out."""
+    keep winning the provider generation race; 409 ``conflict`` once
+    retries run out, logged as upstream logs it for operators."""
     try:
         return db.run_write(fn, *args)
     except db_engine.Retry:
-        raise errors.Conflict(alloc_obj.CONCURRENT,
-                              code=errors.CONCURRENT_UPDATE)
+        LOG.warning('Exceeded retry limit of %d on allocations write',
+                    db.write_retries)
+        raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
 
 
 @wsgi.require_json

@@ -105,19 +105,16 @@ def set_inventories(req):
 def _set_all(conn, uuid, given_generation, records, version):
     provider = common.provider_or_404(conn, uuid)
     generation.check(provider, given_generation)
+    # Capacity before class names, as upstream checks its Inventory
+    # objects before it looks their classes up.
+    _capacity_or_400(records, uuid, version, 'update')
     ids = resource_class.require_ids(
         conn, list(records), 'Unknown resource class in inventory for '
         'resource provider %(uuid)s: No such resource class %(name)s.',
         {'uuid': uuid})
-    _capacity_or_400(records, uuid, version, 'update')
-
-    def in_use(class_ids):
-        return errors.Conflict(
-            'update conflict: ' + inv_obj.in_use_message(conn, uuid,
-                                                         class_ids),
-            code=errors.INVENTORY_INUSE)
     return inv_obj.replace_all(
-        conn, provider, {ids[n]: rec for n, rec in records.items()}, in_use)
+        conn, provider, {ids[n]: rec for n, rec in records.items()},
+        inv_obj.in_use_conflict(conn, uuid))
 
 
 @wsgi.since('delete_all_inventories', status=405)
@@ -129,11 +126,8 @@ def delete_inventories(req):
 
 def _delete_all(conn, uuid):
     provider = common.provider_or_404(conn, uuid)
-
-    def in_use(class_ids):
-        return errors.Conflict(inv_obj.in_use_message(conn, uuid, class_ids),
-                               code=errors.INVENTORY_INUSE)
-    inv_obj.replace_all(conn, provider, {}, in_use)
+    inv_obj.replace_all(conn, provider, {},
+                        inv_obj.in_use_conflict(conn, uuid, prefix=''))
 
 
 @wsgi.require_json
@@ -155,12 +149,14 @@ def update_inventory(req):
 def _update_one(conn, uuid, name, given_generation, record, version):
     provider = common.provider_or_404(conn, uuid)
     generation.check(provider, given_generation)
+    # Capacity first: upstream validates the record before it looks up
+    # the class (404 if unknown) or the provider's inventory of it (400).
+    _capacity_or_400({name: record}, uuid, version, 'update')
     ids = resource_class.require_ids(conn, [name], error=errors.NotFound)
     if inv_obj.get_one(conn, provider['id'], ids[name]) is None:
         raise errors.BadRequest(
             'No inventory record with resource class for resource provider '
             '%s: No inventory of class %s found.' % (uuid, name))
-    _capacity_or_400({name: record}, uuid, version, 'update')
     return inv_obj.update_one(conn, provider, ids[name], record)
 
 

@@ -17,5 +17,6 @@ def reshape(req):
         for uuid, body in data['inventories'].items()]
     writes = [allocation.consumer_write(req, uuid, entry)
               for uuid, entry in data['allocations'].items()]
-    allocation.write_or_409(req.db, reshaper_obj.reshape, entries, writes)
+    allocation.write_or_409(req.db, reshaper_obj.reshape, entries, writes,
+                            conflict=reshaper_obj.CONCURRENT)
     return wsgi.Response(204)

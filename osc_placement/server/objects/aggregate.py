@@ -11,11 +11,13 @@ _RPA = tables.resource_provider_aggregates
 
 
 def provider_aggregates(conn, provider_id):
+    """The provider's aggregate uuids in aggregate id (first use) order,
+    as upstream's scan of the (provider, aggregate) key returns them."""
     return conn.execute(
         sa.select(_AGG.c.uuid)
         .join(_RPA, _RPA.c.aggregate_id == _AGG.c.id)
         .where(_RPA.c.resource_provider_id == provider_id)
-        .order_by(_AGG.c.uuid)).scalars().all()
+        .order_by(_RPA.c.aggregate_id)).scalars().all()
 
 
 def _ensure(conn, uuids):

@@ -271,8 +271,14 @@ def _identity_ids(conn, writes):
                  if w.consumer_type is not None}})
 
 
-def _save_consumers(conn, writes, existing, ids):
-    """Create new consumers, bump kept ones, delete emptied ones."""
+def _save_consumers(conn, writes, existing, allocated, ids):
+    """Create new consumers, bump kept ones, delete emptied ones.
+
+    As upstream, whose write touches only the consumers its allocation
+    records name: a new consumer written with no allocations is kept
+    with no allocations at generation 0 (a later write must send
+    ``consumer_generation: 0``), and such a consumer written empty again
+    is left as it is. ``allocated``: the uuids that had allocations."""
     projects, users, types = ids['project'], ids['user'], ids['type']
     new_rows = []
     for write in writes:
@@ -281,15 +287,15 @@ def _save_consumers(conn, writes, existing, ids):
                    if write.consumer_type is not None
                    else current and current['consumer_type_id'])
         if current is None:
-            if write.allocations:
-                new_rows.append({'uuid': write.uuid,
-                                 'project_id': projects[write.project_id],
-                                 'user_id': users[write.user_id],
-                                 'consumer_type_id': type_id})
+            new_rows.append({'uuid': write.uuid,
+                             'project_id': projects[write.project_id],
+                             'user_id': users[write.user_id],
+                             'consumer_type_id': type_id,
+                             'generation': 1 if write.allocations else 0})
         elif write.allocations:
             consumer_obj.bump(conn, current, projects[write.project_id],
                               users[write.user_id], type_id)
-        else:
+        elif write.uuid in allocated:
             consumer_obj.delete(conn, current)
     consumer_obj.create_many(conn, new_rows)
 
@@ -369,7 +375,8 @@ def replace(conn, writes, messages=None):
         _write_new_consumers(conn, writes, ids, class_ids, bumped, providers)
         return
     _bump_providers(conn, bumped)
-    _save_consumers(conn, writes, existing, ids)
+    _save_consumers(conn, writes, existing,
+                    {row['uuid'] for row in current}, ids)
     _replace_rows(conn, writes, class_ids, providers, existing)
 
 

@@ -459,7 +459,7 @@ def _load_parts(tree=None):
     providers   (id, parent id, root id, uuid),
     inventories (provider id, class id, total, reserved, min_unit,
                  max_unit, step_size, used, allocation_ratio),
-    traits      (provider id, trait name),
+    traits      (provider id, trait id, trait name),
     aggregates  (provider id, aggregate uuid)."""
     def of_tree(table, column):
         if tree is None:
@@ -479,7 +479,8 @@ def _load_parts(tree=None):
                 _USAGE.c.resource_provider_id
                 == _INV.c.resource_provider_id,
                 _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
-    traits = sa.select(_RPT.c.resource_provider_id, _T.c.name).select_from(
+    traits = sa.select(_RPT.c.resource_provider_id, _RPT.c.trait_id,
+                       _T.c.name).select_from(
         of_tree(_RPT, _RPT.c.resource_provider_id)
         .join(_T, _T.c.id == _RPT.c.trait_id))
     aggregates = sa.select(
@@ -494,7 +495,7 @@ def _load_parts(tree=None):
 # of the four: the tag, then eight integer columns, a float and a text.
 _WIDTH = 11
 _SLOTS = {_PROVIDER: (1, 2, 3, 10), _INVENTORY: tuple(range(1, 10)),
-          _TRAIT: (1, 10), _AGGREGATE: (1, 10)}
+          _TRAIT: (1, 2, 10), _AGGREGATE: (1, 10)}
 
 
 def _padded(tag, part):
@@ -924,12 +925,23 @@ def _snapshot(parts, uuid_of, inventories, anchors_of):
     """The Snapshot of the four parts' rows, the inventory part's already
     built as ``inventories``; ``anchors_of`` gives its anchors from the
     snapshot without them."""
+    traits, trait_ids = _traits(parts[_TRAIT], uuid_of)
     snap = candidate_search.Snapshot(
         providers=_providers(parts[_PROVIDER], uuid_of),
-        inventories=inventories,
-        traits=_grouped(parts[_TRAIT], uuid_of),
-        aggregates=_grouped(parts[_AGGREGATE], uuid_of))
+        inventories=inventories, traits=traits,
+        aggregates=_grouped(parts[_AGGREGATE], uuid_of), trait_ids=trait_ids)
     return dataclasses.replace(snap, anchors=anchors_of(snap))
+
+
+def _traits(rows, uuid_of):
+    """The trait part's rows as the Snapshot's ``traits`` and
+    ``trait_ids``; the ids with C-level loops, since large answers load
+    tens of thousands of rows."""
+    traits = candidate_search.group_pairs(
+        (uuid_of[rp_id], name) for rp_id, _, name in rows if rp_id in uuid_of)
+    trait_ids = dict(zip(map(operator.itemgetter(2), rows),
+                         map(operator.itemgetter(1), rows)))
+    return traits, trait_ids
 
 
 def _providers(rows, uuid_of):

@@ -82,8 +82,9 @@ def _provider_summaries(uuids, request, snap):
     with_tree = version >= SUMMARY_TREE
     inventories, traits, none = snap.inventories, snap.traits, {}
     providers = snap.providers
-    # Hosts alike have equal trait sets: each set is sorted once.
-    sorted_traits = {}
+    # Hosts alike have equal trait sets: each set is sorted once, by
+    # trait id as upstream lists them.
+    sorted_traits, trait_id = {}, snap.trait_ids.__getitem__
     summaries = {}
     for uuid in sorted(uuids):
         summary = {'resources': {
@@ -94,7 +95,7 @@ def _provider_summaries(uuids, request, snap):
             names = traits.get(uuid, ())
             listed = sorted_traits.get(names)
             if listed is None:
-                listed = sorted_traits[names] = sorted(names)
+                listed = sorted_traits[names] = sorted(names, key=trait_id)
             summary['traits'] = listed
         if with_tree:
             # The Provider read directly: Snapshot.parent and .root cost

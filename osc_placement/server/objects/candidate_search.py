@@ -128,6 +128,9 @@ class Snapshot:
                  provider that shares an aggregate with it (upstream's
                  anchors_for_sharing_providers); a sharing provider is one
                  whose traits include MISC_SHARES_VIA_AGGREGATE.
+    trait_ids:   trait name -> trait id, of every trait in ``traits``:
+                 summaries list a provider's traits in id order, as
+                 upstream's query returns them (standard before custom).
     derived:     what the search works out from the providers, traits and
                  anchors alone (the tree index), kept for the snapshots
                  that share them: those a worker answers from one kept
@@ -142,6 +145,7 @@ class Snapshot:
     traits: dict = dataclasses.field(default_factory=dict)
     aggregates: dict = dataclasses.field(default_factory=dict)
     anchors: dict = dataclasses.field(default_factory=dict)
+    trait_ids: dict = dataclasses.field(default_factory=dict)
     derived: dict = dataclasses.field(default_factory=dict, compare=False,
                                       repr=False)
 
@@ -165,7 +169,11 @@ class Snapshot:
         for uuid, rc, *fields in inventories:
             invs[uuid][rc] = Inventory(*fields)
         snap.inventories = dict(invs)
+        traits = list(traits)
         snap.traits = group_pairs(traits)
+        # Rows carry no trait ids: number the names alphabetically.
+        names = sorted({name for _, name in traits})
+        snap.trait_ids = {name: n for n, name in enumerate(names)}
         snap.aggregates = group_pairs(aggregates)
         if anchors is None:
             snap.anchors = compute_anchors(snap)
@@ -1152,6 +1160,7 @@ def merge_snapshots(snaps):
         merged.providers.update(snap.providers)
         merged.inventories.update(snap.inventories)
         merged.traits.update(snap.traits)
+        merged.trait_ids.update(snap.trait_ids)
         merged.aggregates.update(snap.aggregates)
         for uuid, roots in snap.anchors.items():
             anchors[uuid] |= roots

@@ -2,7 +2,9 @@
 
 A consumer row exists while it has allocations: allocation writes create
 it (generation 1 after the first write), bump it once per write with a
-compare-and-swap, and delete it when its allocations are emptied.
+compare-and-swap, and delete it when its allocations are emptied. As
+upstream, a new consumer written with no allocations is the exception: it
+is kept, without allocations, at generation 0.
 Projects, users and consumer types are created on first use and never
 deleted.
 """
@@ -151,13 +153,14 @@ def check_generation(uuid, existing, given):
 
 
 def create_many(conn, rows):
-    """Insert new consumers, already at generation 1 (their first write).
+    """Insert new consumers: generation 1 after a first write with
+    allocations, 0 after one without (allocation.py).
 
-    ``rows``: dicts with uuid, project_id, user_id, consumer_type_id."""
+    ``rows``: dicts with uuid, project_id, user_id, consumer_type_id,
+    generation."""
     if rows:
         now = tables.utcnow()
-        conn.execute(_C.insert(), [dict(r, generation=1, created_at=now)
-                                   for r in rows])
+        conn.execute(_C.insert(), [dict(r, created_at=now) for r in rows])
 
 
 def _swap(conn, statement, consumer):
@@ -196,8 +199,10 @@ def get(conn, uuid):
 
 
 def delete_with_allocations(conn, uuid):
-    """DELETE /allocations/{c}: False when it had no allocations."""
+    """DELETE /allocations/{c}: False when it had no allocations; then,
+    as upstream, a consumer kept without allocations stays."""
     deleted = usage_totals.delete_allocations(
         conn, _ALLOC.c.consumer_id == uuid)
-    conn.execute(_C.delete().where(_C.c.uuid == uuid))
+    if deleted:
+        conn.execute(_C.delete().where(_C.c.uuid == uuid))
     return deleted > 0

@@ -87,9 +87,23 @@ def allocated_classes(conn, provider_id, class_ids=None):
 
 
 def in_use_message(conn, provider_uuid, class_ids):
-    names = sorted(resource_class.names_for(conn, class_ids).values())
+    """Upstream's text; the classes in class id order, as upstream's
+    GROUP BY resource_class_id query hands them over."""
+    names = resource_class.names_for(conn, class_ids)
     return ("Inventory for '%s' on resource provider '%s' in use."
-            % (', '.join(names), provider_uuid))
+            % (', '.join(names[i] for i in sorted(class_ids)),
+               provider_uuid))
+
+
+def in_use_conflict(conn, provider_uuid, prefix='update conflict: '):
+    """The ``in_use_error`` for :func:`replace_all`: a 409
+    ``inventory.inuse`` naming the busy classes. A whole-inventory PUT and
+    the reshaper prefix the text as upstream does; DELETE does not."""
+    def error(class_ids):
+        return errors.Conflict(
+            prefix + in_use_message(conn, provider_uuid, class_ids),
+            code=errors.INVENTORY_INUSE)
+    return error
 
 
 def _row(provider_id, class_id, record, now):

@@ -140,12 +140,16 @@ def _check_classes_exist(resources, known_classes, prefix):
 
 
 def _check_traits_exist(trait_sets, known_traits, prefix=''):
+    """Name the first unknown trait only, as upstream does: it looks the
+    sets up in order and stops at the first name its cache lacks. Which
+    name of one set comes first is not defined upstream (it iterates a
+    Python set); ours takes the smallest, so the answer is stable."""
     # ``known_traits`` only needs ``in``: a set, or a DB-backed lookup.
     for names in trait_sets:
         missing = sorted(name for name in names if name not in known_traits)
         if missing:
             raise errors.BadRequest(
-                '%sNo such trait(s): %s.' % (prefix, ', '.join(missing)))
+                '%sNo such trait(s): %s.' % (prefix, missing[0]))
 
 
 # --------------------------------------------------------------------------
@@ -665,5 +669,5 @@ def validate_provider_filter_names(group, known_classes, known_traits):
     _check_classes_exist(group.resources, known_classes,
                          'Invalid resource class in resources parameter: ')
     _check_traits_exist(
-        [group.trait_names()], known_traits,
+        list(group.required_traits) + [group.forbidden_traits], known_traits,
         prefix='Invalid trait(s) in "required" parameter: ')

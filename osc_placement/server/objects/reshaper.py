@@ -21,6 +21,9 @@ from osc_placement.server.objects import resource_class
 _RP = tables.resource_providers
 _INV = tables.inventories
 UNKNOWN_CLASS = 'malformed reshaper data: No such resource class %(name)s.'
+# Upstream's reshaper words a lost generation race as its other updates.
+CONCURRENT = ('update conflict: Another thread concurrently updated the '
+              'resource provider data. Please retry your update')
 
 
 class ProviderInventory:
@@ -72,15 +75,6 @@ def _current_inventories(conn, provider_ids):
     return found
 
 
-def _in_use(conn, uuid):
-    def error(class_ids):
-        return errors.Conflict(
-            'update conflict: ' + inv_obj.in_use_message(conn, uuid,
-                                                         class_ids),
-            code=errors.INVENTORY_INUSE)
-    return error
-
-
 def _set_inventories(conn, providers, entries, records_for):
     """Write ``records_for(entry)`` (None = skip) on each provider; each
     write bumps the provider generation with a compare-and-swap."""
@@ -88,7 +82,7 @@ def _set_inventories(conn, providers, entries, records_for):
         records = records_for(entry)
         if records is not None:
             inv_obj.replace_all(conn, providers[entry.uuid], records,
-                                _in_use(conn, entry.uuid))
+                                inv_obj.in_use_conflict(conn, entry.uuid))
 
 
 def reshape(conn, entries, writes):

@@ -46,7 +46,10 @@ def list_names(conn, names=None, prefix=None, associated=None):
         linked = sa.select(_RPT.c.trait_id).distinct()
         query = query.where(_T.c.id.in_(linked) if associated
                             else _T.c.id.not_in(linked))
-    return conn.execute(query.order_by(_T.c.name)).mappings().all()
+    # Id order: upstream lists its cache, filled from a plain table scan
+    # (standard traits first, custom ones by creation). Filtered lists
+    # have no order upstream; ours keep the same one.
+    return conn.execute(query.order_by(_T.c.id)).mappings().all()
 
 
 def create(conn, name):
@@ -64,12 +67,13 @@ def delete(conn, trait_id):
 
 
 def provider_traits(conn, provider_id):
-    """[(name, created_at)] of a provider's traits."""
+    """[(name, created_at)] of a provider's traits, in trait id order as
+    upstream's scan of the (provider, trait) index returns them."""
     return conn.execute(
         sa.select(_T.c.name, _RPT.c.created_at)
         .join(_RPT, _RPT.c.trait_id == _T.c.id)
         .where(_RPT.c.resource_provider_id == provider_id)
-        .order_by(_T.c.name)).all()
+        .order_by(_RPT.c.trait_id)).all()
 
 
 def provider_trait_ids(conn, provider_id):
