@@ -14,8 +14,11 @@ import gc
 import logging
 import os
 import signal
+import sys
 import threading
 import time
+
+LOG = logging.getLogger(__name__)
 
 GRANIAN = 'granian'
 GUNICORN = 'gunicorn'
@@ -60,13 +63,59 @@ def _tune_gc():
     gc.set_threshold(50000, 20, 100)
 
 
+# A granian master that had been serving this long when its crash-loop
+# guard ended it is started again: its workers died one after another
+# after serving (an OOM killer that keeps firing), which must not stop the
+# service. One that ends sooner is left to fail: the application cannot
+# load, and starting it again would only loop.
+RESTART_AFTER_SECONDS = 10
+
+
 def _serve_granian(conf, access_log):
+    master = _granian(conf, access_log)
+    stop_asked = _note_stop_signals(master)
+    started = time.monotonic()
+    try:
+        master.serve(target_loader=functools.partial(
+            _granian_worker_app, conf, access_log), wrap_loader=False)
+    except SystemExit as exc:
+        served = time.monotonic() - started
+        # Asked to stop (its workers may still be counted as dying on the
+        # way out), or too early to tell a crash loop from an application
+        # that cannot load: end as granian ends.
+        if stop_asked or not exc.code or served < RESTART_AFTER_SECONDS:
+            raise
+        LOG.error('granian stopped after its workers kept dying (%.0f s '
+                  'after it started); starting the server again', served)
+        # A new process image under the same pid, so that a service
+        # manager still sees it: no thread, handler or socket of the
+        # master that ended survives.
+        os.execv(sys.executable, sys.orig_argv)
+
+
+def _note_stop_signals(master):
+    """A list that gets an item when the master is told to stop (SIGTERM,
+    SIGINT). granian installs the master's own handler as its signal
+    handler when it starts, so wrapping it sees every stop; its own state
+    cannot tell, as it marks a crash-loop exit as interrupted too."""
+    asked = []
+    handler = master.signal_handler_interrupt
+
+    def stop(*args, **kwargs):
+        asked.append(True)
+        handler(*args, **kwargs)
+    master.signal_handler_interrupt = stop
+    return asked
+
+
+def _granian(conf, access_log):
+    """The granian master, not started yet."""
     from granian import Granian
     from granian.constants import Interfaces
     server = conf.server
-    Granian(
-        # Named for the process title only: the loader below builds the
-        # application.
+    return Granian(
+        # Named for the process title only: the loader passed to serve()
+        # builds the application.
         target='osc_placement.server',
         address=server.host, port=server.port,
         interface=Interfaces.WSGI,
@@ -81,12 +130,10 @@ def _serve_granian(conf, access_log):
         # A worker that dies (the OOM killer, a crash in a C extension)
         # is replaced, as gunicorn replaces it; without this granian's
         # master stops the other workers and exits. One dying again
-        # within about 5 s of its start is taken for a crash loop (an
-        # application that cannot load) and still ends the server.
+        # within about 5 s of its start is taken for a crash loop and
+        # ends this master: _serve_granian then starts the server again.
         respawn_failed_workers=True,
-    ).serve(target_loader=functools.partial(_granian_worker_app, conf,
-                                            access_log),
-            wrap_loader=False)
+    )
 
 
 def _granian_worker_app(conf, access_log):

@@ -20,6 +20,7 @@ import urllib.request
 import fixtures
 import testtools
 
+from osc_placement.server import http_server
 from tests.server import fixtures as server_fixtures
 
 READY_TIMEOUT = 60
@@ -213,6 +214,40 @@ class TestServerProcess(testtools.TestCase):
 
     def test_granian_replaces_a_killed_worker(self):
         self._replaces_killed_workers()
+
+    def test_granian_serves_on_after_a_crash_loop(self):
+        """A replacement killed as soon as it starts trips granian's
+        crash-loop guard, which ends its master; a server that had been
+        serving starts again (the same process), answers again within
+        seconds, and still stops on SIGTERM."""
+        self.argv += ['--workers', '2']
+        proc = self._start()
+        first, second = self._workers(proc, 2)
+        # Serving long enough not to be taken for an application that
+        # cannot load.
+        time.sleep(http_server.RESTART_AFTER_SECONDS + 0.5)
+        os.kill(first, signal.SIGKILL)
+        replacement = self._new_worker(proc, {first, second})
+        os.kill(replacement, signal.SIGKILL)
+        # The whole server starts again: new workers, none of the old.
+        deadline = time.monotonic() + RESPAWN_TIMEOUT
+        while True:
+            self.assertIsNone(proc.poll(), 'the server exited')
+            workers = set(_children(proc.pid))
+            if len(workers) == 2 and not workers & {first, second,
+                                                    replacement}:
+                break
+            self.assertLess(time.monotonic(), deadline, 'not started again')
+            time.sleep(0.1)
+        while True:
+            try:
+                self._call('GET', '/resource_providers')
+                break
+            except OSError:  # refused or reset while the workers load
+                self.assertLess(time.monotonic(), deadline,
+                                'not answering again')
+                time.sleep(0.1)
+        self._stop(proc)
 
     def test_gunicorn_replaces_a_killed_worker(self):
         self.argv += ['--http-server', 'gunicorn']
