@@ -107,6 +107,11 @@ def parse(text):
     return str(_Version(text))
 
 
+def as_tuple(ver):
+    """``(major, minor)`` of a microversion, for rules that take tuples."""
+    return _as_version(ver).parts
+
+
 def at_least(ver, first):
     """True when microversion ``ver`` is ``first`` or newer."""
     return _as_version(ver) >= _as_version(first)

@@ -63,6 +63,15 @@ class ProviderWriter:
         raise NotImplementedError
 
 
+def add_provider_or_aggregate_argument(parser):
+    """The positional of the commands that also write a whole aggregate,
+    with upstream's help text."""
+    parser.add_argument(
+        'uuid', metavar='<uuid>',
+        help='UUID of the resource provider or UUID of the aggregate, if '
+             '--aggregate is specified')
+
+
 def aggregate_members(command, aggregate):
     """The providers of ``aggregate``, as ``GET /resource_providers`` lists
     them; an empty aggregate is an error, with upstream's text."""

@@ -93,7 +93,8 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         self._check_reads_possible(ver)
         query = candidates.build_query(parsed_args, groups, LOG)
         limit = query.pop('limit', None)
-        request = explain.parse_query(query_pairs(query), version_tuple(ver))
+        request = explain.parse_query(query_pairs(query),
+                                      version.as_tuple(ver))
         reader = CloudReader(self.placement)
         if not parsed_args.explained:
             # --limit bounds the one candidate request of the funnel.
@@ -120,10 +121,6 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         if version.at_least(ver, LIMIT_VERSION):
             query = dict(query, limit=1)
         self.get_json(candidates.BASE_URL, **query)
-
-
-def version_tuple(ver):
-    return tuple(int(part) for part in str(ver).split('.'))
 
 
 def query_pairs(query):

@@ -192,9 +192,7 @@ class SetInventory(common.PlacementCommand, lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        _add_provider_argument(
-            parser, 'UUID of the resource provider or UUID of the '
-                    'aggregate, if --aggregate is specified')
+        bulk.add_provider_or_aggregate_argument(parser)
         parser.add_argument(
             '--resource', metavar='<resource_class>:<inventory_field>=<value>',
             default=[], action='append', help=_resource_help())

@@ -287,10 +287,7 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            'uuid', metavar='<uuid>',
-            help='UUID of the resource provider or UUID of the aggregate, '
-                 'if --aggregate is specified.')
+        bulk.add_provider_or_aggregate_argument(parser)
         parser.add_argument(
             '--trait', metavar='<trait>', default=[], action='append',
             help='Name of the trait. May be repeated.')
@@ -358,10 +355,7 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            'uuid', metavar='<uuid>',
-            help='UUID of the resource provider or UUID of the aggregate, '
-                 'if --aggregate is specified.')
+        bulk.add_provider_or_aggregate_argument(parser)
         parser.add_argument(
             '--trait', metavar='<trait>', default=[], action='append',
             help='Name of a trait to remove, keeping the others. May be '
