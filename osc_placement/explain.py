@@ -27,7 +27,6 @@ import itertools
 
 from osc_placement.resources import providers
 
-SHARING_TRAIT = providers.SHARING_TRAIT
 UNNAMED = ''
 PASS, FAIL = 'pass', 'fail'
 _GROUP_KEYS = ('resources', 'required', 'member_of', 'in_tree')
@@ -55,7 +54,7 @@ class Provider:
 
     @property
     def is_sharing(self):
-        return SHARING_TRAIT in self.traits
+        return providers.SHARING_TRAIT in self.traits
 
     def used(self, rc):
         return self.usages.get(rc, 0)
@@ -107,11 +106,6 @@ class Request:
         self.root_required = frozenset(root_required)
         self.root_forbidden = frozenset(root_forbidden)
         self.same_subtrees = [frozenset(names) for names in same_subtrees]
-
-    @property
-    def classes(self):
-        return {rc: max(g.resources.get(rc, 0) for g in self.groups)
-                for g in self.groups for rc in g.resources}
 
     @property
     def in_tree_uuids(self):

@@ -142,6 +142,8 @@ class CloudReader:
         self._trees = {}       # root uuid -> [uuid]
         self._sharing = None   # uuids of every sharing provider
         self._served = {}      # sharing provider uuid -> roots it serves
+        self._with_room = {}   # (class, amount) -> sharing providers
+        self._aggregates_only = {}  # uuid -> Provider with aggregates
 
     def get_json(self, url, **params):
         ver = self.placement.api_version
@@ -251,19 +253,30 @@ class CloudReader:
         found = []
         serving = {p.uuid for p in hood.providers}
         for rc, amount in sorted(missing.items()):
-            listed = [item for item in self.list_providers(
-                resources='%s:%d' % (rc, amount),
-                required=providers.SHARING_TRAIT)
-                if item['uuid'] not in serving]
+            listed = [item for item in self._sharing_with_room(rc, amount)
+                      if item['uuid'] not in serving]
             for item in listed[:HELPERS]:
-                provider = explain.Provider(
-                    item['uuid'], item.get('name'),
-                    item.get('parent_provider_uuid'),
-                    providers.root_of(item),
-                    aggregates=providers.aggregates_of(self.get_json,
-                                                       item['uuid']))
-                found.append((rc, amount, provider, len(listed)))
+                found.append((rc, amount, self._with_aggregates(item),
+                              len(listed)))
         return found
+
+    def _sharing_with_room(self, rc, amount):
+        # Read once per command: several trees may miss the same class.
+        key = (rc, amount)
+        if key not in self._with_room:
+            self._with_room[key] = self.list_providers(
+                resources='%s:%d' % key, required=providers.SHARING_TRAIT)
+        return self._with_room[key]
+
+    def _with_aggregates(self, item):
+        """A listed provider with its aggregates only, read once."""
+        if item['uuid'] not in self._aggregates_only:
+            self._aggregates_only[item['uuid']] = explain.Provider(
+                item['uuid'], item.get('name'),
+                item.get('parent_provider_uuid'), providers.root_of(item),
+                aggregates=providers.aggregates_of(self.get_json,
+                                                   item['uuid']))
+        return self._aggregates_only[item['uuid']]
 
 
 def explain_rows(reader, request, names, all_checks):

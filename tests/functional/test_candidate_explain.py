@@ -187,6 +187,27 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         self.assertIn((disk['name'], '(unnamed)', 'member_of'),
                       self.failed(rows))
 
+    def test_sharing_providers_with_room_read_once(self):
+        """Two trees missing the same class name the same sharing
+        provider; its listing and its aggregates are read once."""
+        disk = self.host('disk', DISK_GB={'total': 1000})
+        self.set_traits(disk['uuid'], SHARES)
+        self.set_aggregates(disk['uuid'], str(uuid.uuid4()))
+        hosts = [self.host(VCPU={'total': 4}) for _ in range(2)]
+        calls = self.record_requests()
+        rows = self.explain('--resource', 'VCPU=1', '--resource',
+                            'DISK_GB=100', '--resource-provider',
+                            hosts[0]['name'], '--resource-provider',
+                            hosts[1]['name'])
+        self.assertEqual([(disk['name'], '', 'sharing')] * 2,
+                         [(p, g, c) for p, g, c in self.failed(rows)
+                          if c == 'sharing'])
+        urls = [url for _method, url, _version in calls]
+        self.assertEqual(1, len([u for u in urls
+                                 if 'resources=DISK_GB' in u]))
+        self.assertEqual(1, len([u for u in urls if u.endswith(
+            '/%s/aggregates' % disk['uuid'])]))
+
     def test_root_required_and_any_traits(self):
         root, nodes, gpu = self.numa_host()
         tree = {root['name']: [root['uuid'], gpu['uuid']]
