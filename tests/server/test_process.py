@@ -100,8 +100,9 @@ class _Load(threading.Thread):
         self.stopping.set()
         self.join()
 
-    def answered(self):
-        return sum(1 for _, failure in self.results if failure is None)
+    def answered(self, since=0.0):
+        return sum(1 for started, failure in self.results
+                   if failure is None and started >= since)
 
     def failed_outside(self, kills):
         """The failures of requests started away from every kill: more
@@ -279,7 +280,10 @@ class TestServerProcess(testtools.TestCase):
         self._stop(proc)
         self.assertFalse(any(_alive(pid) for pid in (replacement, latest)))
         self.assertEqual([], load.failed_outside(kills))
-        self.assertGreater(load.answered(), 50)
+        # Answered after each kill, once its grace is over: how many
+        # depends on the machine's load, that some do does not.
+        for kill in kills:
+            self.assertGreater(load.answered(since=kill + KILL_GRACE), 0)
 
     def _workers(self, proc, count):
         """The master's ``count`` workers, once all are forked."""
