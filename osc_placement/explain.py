@@ -15,8 +15,8 @@ root:
   by the providers that supply resources, together;
 * a tree is a candidate when some combination of one choice per group
   passes ``group_policy=isolate``, ``same_subtree``, the capacity of the
-  summed amounts and, before 1.29, the one-provider-per-tree rule; and its
-  root passes ``root_required``.
+  summed amounts and, before nested allocation candidates, the
+  one-provider-per-tree rule; and its root passes ``root_required``.
 
 Every check that can fail is also reported on its own, per group and per
 provider, so that an operator sees every reason at once.
@@ -26,6 +26,7 @@ import collections
 import itertools
 
 from osc_placement.resources import providers
+from osc_placement import version as microversion
 
 UNNAMED = ''
 PASS, FAIL = 'pass', 'fail'
@@ -102,6 +103,9 @@ class Request:
                  root_required=(), root_forbidden=(), same_subtrees=()):
         self.groups = groups
         self.version = version
+        # Asked once per request: it is judged for every combination.
+        self.one_provider_per_tree = not microversion.supports(
+            version, 'nested_candidates')
         self.group_policy = group_policy
         self.root_required = frozenset(root_required)
         self.root_forbidden = frozenset(root_forbidden)
@@ -118,7 +122,7 @@ def parse_query(pairs, version):
 
     The server has already accepted the same query, so only its meaning
     is read here, not its validity; but the meaning follows the version:
-    before 1.39 only a group's last ``required`` value counts.
+    before any-of traits only a group's last ``required`` value counts.
     """
     values = collections.OrderedDict()
     wide = collections.defaultdict(list)
@@ -152,7 +156,8 @@ def _group(suffix, by_key, version):
             rc, amount = item.split(':')
             group.resources[rc.strip()] = int(amount)
     required = by_key['required']
-    for value in required if version >= (1, 39) else required[-1:]:
+    every_value = microversion.supports(version, 'any_of_traits')
+    for value in required if every_value else required[-1:]:
         _read_required(group, value)
     for value in by_key['member_of']:
         _read_member_of(group, value)
@@ -344,7 +349,7 @@ def combination_fault(hood, request, combo):
     for (uuid, rc), amount in sorted(sums.items()):
         if not hood.known[uuid].fits_summed(rc, amount):
             return ('summed capacity', (uuid, rc, amount))
-    if request.version < (1, 29):
+    if request.one_provider_per_tree:
         roots = [hood.known[uuid].root for uuid, _ in sums]
         if len(set(roots)) != len(set(uuid for uuid, _ in sums)):
             return ('one provider per tree', None)
@@ -636,7 +641,8 @@ def _fault_finding(hood, check, detail):
     if check == 'same_subtree':
         return Finding(None, detail, check, detail,
                        'no choice puts the groups in one subtree', FAIL)
-    return Finding(None, None, check, 'before 1.29',
+    return Finding(None, None, check,
+                   'before %s' % microversion.since('nested_candidates'),
                    'needs several providers of one tree', FAIL)
 
 

@@ -108,7 +108,8 @@ class SessionClient:
 
 
 def _server_max_version(response):
-    """The usable maximum from a 406 body, capped at ours; 1.0 if absent."""
+    """The usable maximum from a 406 body, capped at ours; our minimum if
+    absent."""
     try:
         advertised = response.json()['errors'][0]['max_version']
         server_max = version.parse(advertised)

@@ -1,76 +1,92 @@
 """Placement microversions as the client knows them.
 
-Every microversion from 1.0 to 1.39 is supported, and the table below is the
-single place that says so. Commands ask this module whether the version in
-use is new enough; a failed check raises ``ValueError`` with upstream
-osc-placement's text, which cliff prints as one line before exiting 1.
+``FEATURES`` is the client's one microversion table: every feature a
+command or its help text refers to, by name, with the microversion that
+brought it and what it is. The supported microversions are the ones the
+table names, every one from ``MIN_VERSION`` to ``MAX_VERSION``. Commands
+ask the table by name: ``since`` for a feature's microversion,
+``supports`` for a version that has it, ``CheckerMixin.require_feature`` to
+refuse with upstream osc-placement's text (a ``ValueError``, which cliff
+prints as one line before exiting 1), ``available`` for the columns a
+version shows, and ``render`` for help texts that name a version.
 """
 
+import collections
 import functools
 import operator
 import re
 
-# What each microversion brought, as a client user sees it. The keys are the
-# supported microversions; nothing else in the client lists them again.
-MICROVERSIONS = {
-    '1.0': 'resource providers, inventories, usages, allocations',
-    '1.1': 'provider aggregates',
-    '1.2': 'custom resource classes',
-    '1.3': 'member_of filter for provider lists',
-    '1.4': 'resources filter for provider lists',
-    '1.5': 'delete all inventories of a provider',
-    '1.6': 'traits',
-    '1.7': 'idempotent resource class create (PUT)',
-    '1.8': 'project and user required on allocations',
-    '1.9': 'usages per project and user',
-    '1.10': 'allocation candidates',
-    '1.11': 'allocations link in providers',
-    '1.12': 'allocations as a dict keyed by provider',
-    '1.13': 'allocations for several consumers at once',
-    '1.14': 'nested providers (parent and root)',
-    '1.15': 'last-modified and cache-control headers',
-    '1.16': 'limit on allocation candidates',
-    '1.17': 'required traits on allocation candidates',
-    '1.18': 'required traits on provider lists',
-    '1.19': 'aggregates carry the provider generation',
-    '1.20': 'provider create returns the provider',
-    '1.21': 'member_of on allocation candidates',
-    '1.22': 'forbidden traits',
-    '1.23': 'error codes',
-    '1.24': 'repeated member_of',
-    '1.25': 'granular request groups',
-    '1.26': 'reserved may equal total',
-    '1.27': 'all classes in provider summaries',
-    '1.28': 'consumer generations',
-    '1.29': 'nested allocation candidates',
-    '1.30': 'reshaper',
-    '1.31': 'in_tree on allocation candidates',
-    '1.32': 'forbidden aggregates',
-    '1.33': 'string request group suffixes',
-    '1.34': 'request group mappings in candidates',
-    '1.35': 'root_required on allocation candidates',
-    '1.36': 'same_subtree and resourceless request groups',
-    '1.37': 're-parenting and un-parenting providers',
-    '1.38': 'consumer types',
-    '1.39': 'any-of traits (in:) in required',
+Feature = collections.namedtuple('Feature', 'microversion what')
+
+# Named client features, oldest first, and what each is as a client user
+# sees it. Some microversions bring several features; every microversion
+# the client supports has at least one row, so this is also the list of
+# supported microversions. Nothing else in the client writes a microversion
+# down: it names the feature instead.
+FEATURES = {
+    'base': Feature(
+        '1.0', 'resource providers, inventories, usages, allocations'),
+    'aggregates': Feature('1.1', 'provider aggregates'),
+    'resource_classes': Feature('1.2', 'custom resource classes'),
+    'member_of': Feature('1.3', 'member_of filter for provider lists'),
+    'resources_filter': Feature('1.4', 'resources filter for provider lists'),
+    'delete_all_inventories': Feature(
+        '1.5', 'delete all inventories of a provider'),
+    'traits': Feature('1.6', 'traits'),
+    'idempotent_resource_class': Feature(
+        '1.7', 'idempotent resource class create (PUT)'),
+    'consumer_project_user': Feature(
+        '1.8', 'project and user required on allocations'),
+    'project_usages': Feature('1.9', 'usages per project and user'),
+    'allocation_candidates': Feature('1.10', 'allocation candidates'),
+    'provider_allocations_link': Feature(
+        '1.11', 'allocations link in providers'),
+    'allocations_dict': Feature(
+        '1.12', 'allocations as a dict keyed by provider'),
+    'consumer_details': Feature(
+        '1.12', "a consumer's allocations name its project and user"),
+    'several_consumers': Feature(
+        '1.13', 'allocations for several consumers at once'),
+    'nested_providers': Feature('1.14', 'nested providers (parent and root)'),
+    'cache_headers': Feature(
+        '1.15', 'last-modified and cache-control headers'),
+    'candidate_limit': Feature('1.16', 'limit on allocation candidates'),
+    'candidate_required': Feature(
+        '1.17', 'required traits on allocation candidates'),
+    'summary_traits': Feature('1.17', 'traits in provider summaries'),
+    'provider_required': Feature(
+        '1.18', 'required traits on provider lists'),
+    'aggregate_generation': Feature(
+        '1.19', 'aggregates carry the provider generation'),
+    'create_returns_provider': Feature(
+        '1.20', 'provider create returns the provider'),
+    'candidate_member_of': Feature(
+        '1.21', 'member_of on allocation candidates'),
+    'forbidden_traits': Feature('1.22', 'forbidden traits'),
+    'error_codes': Feature('1.23', 'error codes'),
+    'repeated_member_of': Feature('1.24', 'repeated member_of'),
+    'granular_groups': Feature('1.25', 'granular request groups'),
+    'reserved_equals_total': Feature('1.26', 'reserved may equal total'),
+    'all_classes_in_summaries': Feature(
+        '1.27', 'all classes in provider summaries'),
+    'consumer_generations': Feature('1.28', 'consumer generations'),
+    'nested_candidates': Feature('1.29', 'nested allocation candidates'),
+    'reshaper': Feature('1.30', 'reshaper'),
+    'candidate_in_tree': Feature(
+        '1.31', 'in_tree on allocation candidates'),
+    'forbidden_aggregates': Feature('1.32', 'forbidden aggregates'),
+    'named_groups': Feature('1.33', 'string request group suffixes'),
+    'candidate_mappings': Feature(
+        '1.34', 'request group mappings in candidates'),
+    'root_required': Feature(
+        '1.35', 'root_required on allocation candidates'),
+    'same_subtree': Feature('1.36', 'same_subtree on allocation candidates'),
+    'resourceless_groups': Feature(
+        '1.36', 'request groups without resources (with same_subtree)'),
+    'reparenting': Feature('1.37', 're-parenting and un-parenting providers'),
+    'consumer_types': Feature('1.38', 'consumer types'),
+    'any_of_traits': Feature('1.39', 'any-of traits (in:) in required'),
 }
-
-SUPPORTED_MICROVERSIONS = tuple(MICROVERSIONS)
-# '1' asks the client to negotiate the highest version both sides speak.
-NEGOTIATE_VERSIONS = ('1',)
-SUPPORTED_VERSIONS = NEGOTIATE_VERSIONS + SUPPORTED_MICROVERSIONS
-MIN_VERSION = SUPPORTED_MICROVERSIONS[0]
-MAX_VERSION = SUPPORTED_MICROVERSIONS[-1]
-# Upstream's name for the negotiation cap; with no gaps it is the maximum.
-MAX_VERSION_NO_GAP = MAX_VERSION
-
-# Upstream osc-placement negotiates at most 1.29. From 1.38 allocations need
-# a consumer type and allocation and usage output gains consumer types, so a
-# script written for upstream (no --consumer-type, parsing -f value columns)
-# would break if a negotiated 1.38+ changed those commands. Those commands
-# therefore run at most at this version when negotiating, unless the user
-# asks for a consumer-type feature; an explicit version is always honoured.
-COMPATIBLE_NEGOTIATION_CEILING = '1.37'
 
 _VERSION_RE = re.compile(r'^(\d)\.(\d+)$')
 
@@ -99,7 +115,13 @@ class _Version:
 
 
 def _as_version(value):
-    return value if isinstance(value, _Version) else _Version(value)
+    """A ``_Version`` of an ``X.Y`` string or a ``(major, minor)`` tuple
+    (``osc_placement.explain`` keeps the version of a request as one)."""
+    if isinstance(value, _Version):
+        return value
+    if isinstance(value, tuple):
+        return _Version('%d.%d' % value)
+    return _Version(value)
 
 
 def parse(text):
@@ -122,12 +144,98 @@ def lowest(*versions):
     return min(versions, key=_as_version)
 
 
+# The microversions the table names, oldest first.
+SUPPORTED_MICROVERSIONS = tuple(sorted(
+    {feature.microversion for feature in FEATURES.values()},
+    key=_as_version))
+# '1' asks the client to negotiate the highest version both sides speak.
+NEGOTIATE_VERSIONS = ('1',)
+SUPPORTED_VERSIONS = NEGOTIATE_VERSIONS + SUPPORTED_MICROVERSIONS
+MIN_VERSION = SUPPORTED_MICROVERSIONS[0]
+MAX_VERSION = SUPPORTED_MICROVERSIONS[-1]
+# Upstream's name for the negotiation cap; with no gaps it is the maximum.
+MAX_VERSION_NO_GAP = MAX_VERSION
+
+
+def since(feature):
+    """The microversion that brought ``feature`` (a name in FEATURES)."""
+    return FEATURES[feature].microversion
+
+
+def before(feature):
+    """The newest microversion without ``feature``."""
+    index = SUPPORTED_MICROVERSIONS.index(since(feature))
+    if index == 0:
+        raise ValueError('every microversion has %s' % feature)
+    return SUPPORTED_MICROVERSIONS[index - 1]
+
+
+def supports(ver, feature):
+    """True when microversion ``ver`` has ``feature``."""
+    return at_least(ver, since(feature))
+
+
+def available(table, ver):
+    """The names in ``table`` that microversion ``ver`` has.
+
+    ``table`` is a sequence of ``(name, feature)`` pairs, e.g. a command's
+    columns and the feature that brought each; order is kept.
+    """
+    return tuple(name for name, feature in table if supports(ver, feature))
+
+
+class _Since(str):
+    """A feature's microversion as a template field; ``.before`` is the
+    newest microversion without the feature."""
+
+    def __new__(cls, feature):
+        field = super().__new__(cls, since(feature))
+        field.feature = feature
+        return field
+
+    @property
+    def before(self):
+        return before(self.feature)
+
+
+class _SinceByName(dict):
+    def __missing__(self, feature):
+        if feature not in FEATURES:
+            raise KeyError('no feature %r in version.FEATURES (a literal '
+                           'brace is written {{ or }})' % feature)
+        return _Since(feature)
+
+
+def render(template):
+    """``template`` with every ``{feature}`` field replaced by the
+    microversion that brought that feature, and every
+    ``{feature.before}`` by the newest microversion without it.
+
+    This is how help texts and messages that name a version are written:
+    ``render('needs {traits}')`` names the microversion of traits. An
+    unknown name raises KeyError; texts are rendered when their module is
+    imported or their parser is built, so a misspelt name fails every test
+    that gets that far.
+    """
+    return template.format_map(_SinceByName())
+
+
+# Upstream osc-placement negotiates at most nested allocation candidates.
+# With consumer types allocations need a consumer type and allocation and
+# usage output gains consumer types, so a script written for upstream (no
+# --consumer-type, parsing -f value columns) would break if a negotiated
+# version with them changed those commands. Those commands therefore run at
+# most at this version when negotiating, unless the user asks for a
+# consumer-type feature; an explicit version is always honoured.
+COMPATIBLE_NEGOTIATION_CEILING = before('consumer_types')
+
+
 def is_supported(text):
     """True for '1' (negotiate) and every microversion in the table."""
     if text in NEGOTIATE_VERSIONS:
         return True
     try:
-        return parse(text) in MICROVERSIONS
+        return parse(text) in SUPPORTED_MICROVERSIONS
     except ValueError:
         return False
 
@@ -215,7 +323,18 @@ def check(*predicates, **kwargs):
 
 
 class CheckerMixin:
-    """Version checks for command classes."""
+    """Version checks for command classes.
+
+    Commands ask by feature name: ``require_feature`` refuses a version
+    without it, with upstream's text; ``supports_feature`` says whether the
+    version in use has it.
+    """
+
+    def require_feature(self, feature):
+        return self.check_version(ge(since(feature)))
+
+    def supports_feature(self, feature):
+        return supports(get_version(self), feature)
 
     def check_version(self, *predicates, **kwargs):
         return compare(get_version(self), *predicates, **kwargs)

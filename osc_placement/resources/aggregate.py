@@ -9,11 +9,11 @@ from osc_placement import version
 AGGREGATES_URL = '/resource_providers/{uuid}/aggregates'
 COLUMNS = ('uuid',)
 
-# From this version an aggregate write must carry the provider generation,
-# and the body becomes an object instead of a bare list.
-GENERATION_VERSION = '1.19'
+# With feature ``aggregate_generation`` an aggregate write must carry the
+# provider generation, and the body becomes an object instead of a bare
+# list. Any --generation (0 too) needs it.
 SET_GATES = (
-    ('generation', lambda value: True, GENERATION_VERSION),
+    ('generation', lambda value: True, 'aggregate_generation'),
 )
 
 
@@ -29,10 +29,11 @@ def _rows(body):
 class ListAggregate(common.PlacementCommand, lister.Lister):
     """List resource provider aggregates.
 
-    This command requires at least ``--os-placement-api-version 1.1``.
+    This command requires at least
+    ``--os-placement-api-version {aggregates}``.
     """
 
-    min_version = '1.1'
+    required_feature = 'aggregates'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -50,12 +51,13 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
     Each request replaces the provider's aggregates with the ones given;
     giving none removes all of them.
 
-    This command requires at least ``--os-placement-api-version 1.1``.
-    From 1.19 ``--generation`` is required, so that a concurrent change is
-    not overwritten.
+    This command requires at least
+    ``--os-placement-api-version {aggregates}``. From {aggregate_generation}
+    ``--generation`` is required, so that a concurrent change is not
+    overwritten.
     """
 
-    min_version = '1.1'
+    required_feature = 'aggregates'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -68,10 +70,11 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
         parser.add_argument(
             '--generation', metavar='<resource_provider_generation>',
             type=int,
-            help='The generation of the resource provider. Must match the '
-                 'server-side generation or the operation will fail. This '
-                 'option requires at least '
-                 '``--os-placement-api-version 1.19``, where it is required.')
+            help=version.render(
+                'The generation of the resource provider. Must match the '
+                'server-side generation or the operation will fail. This '
+                'option requires at least ``--os-placement-api-version '
+                '{aggregate_generation}``, where it is required.'))
         return parser
 
     def take_action(self, parsed_args):
@@ -82,7 +85,7 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
             self.placement.request('PUT', url, json=body).json())
 
     def _body(self, aggregates, generation):
-        if not self.compare_version(version.ge(GENERATION_VERSION)):
+        if not self.supports_feature('aggregate_generation'):
             return aggregates
         if generation is None:
             raise exceptions.CommandError('A generation must be specified.')

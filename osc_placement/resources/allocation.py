@@ -15,44 +15,38 @@ LOG = logging.getLogger(__name__)
 BASE_URL = '/allocations'
 
 # The columns of a consumer's allocations, one row per provider, and the
-# microversion whose GET /allocations/{consumer} returns each one.
+# feature from which GET /allocations/{consumer} returns each one.
 ALLOCATION_COLUMNS = (
-    ('resource_provider', '1.0'),
-    ('generation', '1.0'),
-    ('resources', '1.0'),
-    ('project_id', '1.12'),
-    ('user_id', '1.12'),
-    ('consumer_type', '1.38'),
+    ('resource_provider', 'base'),
+    ('generation', 'base'),
+    ('resources', 'base'),
+    ('project_id', 'consumer_details'),
+    ('user_id', 'consumer_details'),
+    ('consumer_type', 'consumer_types'),
 )
 # Columns that describe the consumer rather than one provider's share.
 CONSUMER_COLUMNS = ('project_id', 'user_id', 'consumer_type')
 
-# Who the consumer is: the option, its dest, and the microversion from which
-# the server insists on it in PUT /allocations/{consumer}.
+# Who the consumer is: the option, its dest, and the feature from which the
+# server insists on it in PUT /allocations/{consumer}.
 CONSUMER_OPTIONS = (
-    ('--project-id', 'project_id', '1.8'),
-    ('--user-id', 'user_id', '1.8'),
-    ('--consumer-type', 'consumer_type', '1.38'),
+    ('--project-id', 'project_id', 'consumer_project_user'),
+    ('--user-id', 'user_id', 'consumer_project_user'),
+    ('--consumer-type', 'consumer_type', 'consumer_types'),
 )
 # What upstream prints when those options are given to a server that
-# ignores them; keyed by the version that starts to honour them.
+# ignores them; keyed by the feature that starts to honour them.
 IGNORED_OPTION_WARNINGS = (
-    (('project_id', 'user_id'), '1.8',
-     '--project-id and --user-id options do not affect allocation for '
-     '--os-placement-api-version less than 1.8'),
-    (('consumer_type',), '1.38',
-     '--consumer-type option does not affect allocation for '
-     '--os-placement-api-version less than 1.38'),
+    (('project_id', 'user_id'), 'consumer_project_user', version.render(
+        '--project-id and --user-id options do not affect allocation for '
+        '--os-placement-api-version less than {consumer_project_user}')),
+    (('consumer_type',), 'consumer_types', version.render(
+        '--consumer-type option does not affect allocation for '
+        '--os-placement-api-version less than {consumer_types}')),
 )
-# From here PUT takes allocations as a dict keyed by provider, not a list.
-DICT_ALLOCATIONS_VERSION = '1.12'
-# From here PUT carries the consumer generation read just before.
-CONSUMER_GENERATION_VERSION = '1.28'
-CONSUMER_TYPE_VERSION = '1.38'
 # GET shows this for a consumer written without a type; it is not a valid
 # type to write back (types are upper case), so it must not be echoed.
 UNTYPED_CONSUMER = 'unknown'
-LAST_VERSION_WITHOUT_TYPES = '1.37'
 
 ALLOCATION_FORMAT_ERROR = 'Incorrect allocation string format'
 
@@ -111,8 +105,9 @@ def _amount(rc, value):
 
 
 def allocations_payload(allocations, ver):
-    """The ``allocations`` member of a PUT, in the shape ``ver`` expects."""
-    if version.at_least(ver, DICT_ALLOCATIONS_VERSION):
+    """The ``allocations`` member of a PUT, in the shape ``ver`` expects:
+    a dict keyed by provider, or before that feature a list."""
+    if version.supports(ver, 'allocations_dict'):
         return {rp: {'resources': resources}
                 for rp, resources in allocations.items()}
     return [{'resource_provider': {'uuid': rp}, 'resources': resources}
@@ -121,7 +116,7 @@ def allocations_payload(allocations, ver):
 
 def allocation_table(body, ver):
     """Columns and one row per provider for a GET /allocations/{c} body."""
-    columns = common.available_at(ALLOCATION_COLUMNS, ver)
+    columns = version.available(ALLOCATION_COLUMNS, ver)
     consumer = {key: body.get(key) for key in CONSUMER_COLUMNS}
     rows = []
     for provider, share in body.get('allocations', {}).items():
@@ -135,10 +130,11 @@ def add_consumer_argument(parser, metavar='<uuid>'):
 
 
 class ConsumerTypeCompatible:
-    """Negotiated versions stop at 1.37 unless --consumer-type is given.
+    """Negotiated versions stop before consumer types unless
+    --consumer-type is given.
 
-    Scripts written for upstream, which negotiates at most 1.29, give no
-    consumer type and expect the 1.12 columns.
+    Scripts written for upstream, which never negotiates that far, give no
+    consumer type and expect the columns without it.
     """
 
     negotiation_ceiling = version.COMPATIBLE_NEGOTIATION_CEILING
@@ -156,22 +152,23 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
     allocation, you must specify all resource class allocations, old and
     new.
 
-    From ``--os-placement-api-version 1.8`` it is required to specify
-    ``--project-id`` and ``--user-id`` to set allocations, and from 1.38
-    ``--consumer-type`` as well. When the version is negotiated (the
-    default), whether project and user are required is decided by the
-    version the server speaks; the consumer type is needed only when the
-    version is given explicitly: a negotiated version stops at 1.37 unless
+    From ``--os-placement-api-version {consumer_project_user}`` it is
+    required to specify ``--project-id`` and ``--user-id`` to set
+    allocations, and from {consumer_types} ``--consumer-type`` as well. When
+    the version is negotiated (the default), whether project and user are
+    required is decided by the version the server speaks; the consumer type
+    is needed only when the version is given explicitly: a negotiated
+    version stops at {consumer_types.before} unless
     ``--consumer-type`` is given, so scripts written for upstream
     osc-placement keep working.
 
-    Starting with ``--os-placement-api-version 1.12`` the output shows the
-    ``project_id`` and ``user_id`` of the consumer, and starting with 1.38
-    its ``consumer_type``.
+    Starting with ``--os-placement-api-version {consumer_details}`` the
+    output shows the ``project_id`` and ``user_id`` of the consumer, and
+    starting with {consumer_types} its ``consumer_type``.
 
-    Starting with ``--os-placement-api-version 1.28`` the consumer
-    generation is read first and sent back, so a concurrent change to the
-    consumer's allocations fails with HTTP 409 instead of being
+    Starting with ``--os-placement-api-version {consumer_generations}`` the
+    consumer generation is read first and sent back, so a concurrent change
+    to the consumer's allocations fails with HTTP 409 instead of being
     overwritten.
     """
 
@@ -202,14 +199,14 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
             'consumer_type': 'The type of the consumer, for example '
                              'INSTANCE or MIGRATION.',
         }
-        for option, dest, first in CONSUMER_OPTIONS:
+        for option, dest, feature in CONSUMER_OPTIONS:
             parser.add_argument(
                 option, metavar=dest, dest=dest,
                 required=bool(requested
-                              and version.at_least(requested, first)),
+                              and version.supports(requested, feature)),
                 help='%s This option is required starting from '
                      '``--os-placement-api-version %s``.'
-                     % (helps[dest], first))
+                     % (helps[dest], version.since(feature)))
 
     def take_action(self, parsed_args):
         ver = version.get_version(self)
@@ -225,8 +222,8 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
         return allocation_table(self.get_json(url), ver)
 
     def _require_consumer_options(self, parsed_args, ver):
-        missing = [option for option, dest, first in CONSUMER_OPTIONS
-                   if version.at_least(ver, first)
+        missing = [option for option, dest, feature in CONSUMER_OPTIONS
+                   if version.supports(ver, feature)
                    and getattr(parsed_args, dest) is None]
         if missing:
             self._parser.error('the following arguments are required: %s'
@@ -234,21 +231,21 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 
     def _payload(self, url, allocations, parsed_args, ver):
         payload = {'allocations': allocations_payload(allocations, ver)}
-        if version.at_least(ver, CONSUMER_GENERATION_VERSION):
+        if version.supports(ver, 'consumer_generations'):
             # None for a consumer that has no allocations yet.
             current = self.get_json(url)
             payload['consumer_generation'] = current.get(
                 'consumer_generation')
-        for _option, dest, first in CONSUMER_OPTIONS:
-            if version.at_least(ver, first):
+        for _option, dest, feature in CONSUMER_OPTIONS:
+            if version.supports(ver, feature):
                 payload[dest] = getattr(parsed_args, dest)
         return payload
 
 
 def warn_about_ignored_options(parsed_args, ver):
-    for dests, first, warning in IGNORED_OPTION_WARNINGS:
+    for dests, feature, warning in IGNORED_OPTION_WARNINGS:
         given = any(getattr(parsed_args, dest) for dest in dests)
-        if given and not version.at_least(ver, first):
+        if given and not version.supports(ver, feature):
             LOG.warning(warning)
 
 
@@ -258,19 +255,21 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 
     The consumer's allocations are read, the given providers and/or
     resource classes are removed, and the rest is written back with the
-    consumer's project, user and (1.38+) type unchanged. Omitting both
-    ``--provider`` and ``--resource-class`` removes all allocations of the
-    consumer.
+    consumer's project, user and ({consumer_types}+) type unchanged.
+    Omitting both ``--provider`` and ``--resource-class`` removes all
+    allocations of the consumer.
 
-    With ``--os-placement-api-version 1.28`` or greater the consumer
-    generation read is sent back, so a concurrent change fails with HTTP 409
-    instead of being overwritten; use it when you can.
+    With ``--os-placement-api-version {consumer_generations}`` or greater
+    the consumer generation read is sent back, so a concurrent change fails
+    with HTTP 409 instead of being overwritten; use it when you can.
 
-    This command requires ``--os-placement-api-version 1.12`` or greater. Use
-    ``openstack resource provider allocation set`` for older versions.
+    This command requires ``--os-placement-api-version {consumer_details}``
+    or greater. Use ``openstack resource provider allocation set`` for older
+    versions.
     """
 
-    min_version = '1.12'
+    # It writes back the project and user that GET shows from here.
+    required_feature = 'consumer_details'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -291,16 +290,18 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
                  'provider; with ``--provider`` only from those.')
         parser.add_argument(
             '--consumer-type', metavar='consumer_type',
-            help='Change the type of the consumer while writing its '
-                 'remaining allocations. By default the type is kept, and '
-                 'a consumer without one stays without one. This option '
-                 'requires at least ``--os-placement-api-version 1.38``.')
+            help=version.render(
+                'Change the type of the consumer while writing its '
+                'remaining allocations. By default the type is kept, and a '
+                'consumer without one stays without one. This option '
+                'requires at least ``--os-placement-api-version '
+                '{consumer_types}``.'))
         return parser
 
     def take_action(self, parsed_args):
         ver = version.get_version(self)
         if parsed_args.consumer_type:
-            self.check_version(version.ge(CONSUMER_TYPE_VERSION))
+            self.require_feature('consumer_types')
         url = consumer_url(parsed_args.uuid)
         current = self.get_json(url)
         remaining = remove_allocations(
@@ -310,8 +311,8 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
         return allocation_table(self.get_json(url), ver)
 
     def _write_back(self, url, current, remaining, parsed_args, ver):
-        if not version.at_least(ver, CONSUMER_GENERATION_VERSION):
-            # Before 1.28 an empty allocation set cannot be PUT; deleting
+        if not version.supports(ver, 'consumer_generations'):
+            # Before them an empty allocation set cannot be PUT; deleting
             # the consumer's allocations is the same thing.
             if remaining:
                 self.placement.request('PUT', url, json=dict(
@@ -333,17 +334,18 @@ def typed_payload(payload, parsed_args, ver):
     """Fix up ``consumer_type`` in ``payload``; return request overrides.
 
     A consumer written without a type reads back as ``unknown``, which the
-    server refuses to take back at 1.38+. Writing at 1.37, where the type
-    is not part of the request, leaves it untyped as it was.
+    server refuses to take back once it has consumer types. Writing at the
+    version before them, where the type is not part of the request, leaves
+    it untyped as it was.
     """
-    if not version.at_least(ver, CONSUMER_TYPE_VERSION):
+    if not version.supports(ver, 'consumer_types'):
         return {}
     if parsed_args.consumer_type:
         payload['consumer_type'] = parsed_args.consumer_type
         return {}
     if payload.get('consumer_type', UNTYPED_CONSUMER) == UNTYPED_CONSUMER:
         payload.pop('consumer_type', None)
-        return {'version': LAST_VERSION_WITHOUT_TYPES}
+        return {'version': version.before('consumer_types')}
     return {}
 
 
@@ -374,12 +376,14 @@ class ShowAllocation(ConsumerTypeCompatible, common.PlacementCommand,
                      lister.Lister):
     """Show resource allocations for a given consumer.
 
-    Starting with ``--os-placement-api-version 1.12`` the output shows the
-    ``project_id`` and ``user_id`` of the consumer, and starting with 1.38
-    its ``consumer_type`` (``unknown`` for a consumer created without one).
-    When the version is negotiated (the default) it stops at 1.37, so the
-    columns stay those scripts written for upstream osc-placement expect;
-    ask for ``--os-placement-api-version 1.38`` to see the consumer type.
+    Starting with ``--os-placement-api-version {consumer_details}`` the
+    output shows the ``project_id`` and ``user_id`` of the consumer, and
+    starting with {consumer_types} its ``consumer_type`` (``unknown`` for a
+    consumer created without one). When the version is negotiated (the
+    default) it stops at {consumer_types.before}, so the columns
+    stay those scripts written for upstream osc-placement expect; ask for
+    ``--os-placement-api-version {consumer_types}`` to see the consumer
+    type.
     A consumer without allocations shows an empty list.
     """
 

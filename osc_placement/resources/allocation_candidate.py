@@ -21,43 +21,43 @@ LOG = logging.getLogger(__name__)
 
 BASE_URL = '/allocation_candidates'
 
-# The options that belong to a request group: the attribute they are
-# collected in, and the microversion that brought each.
-GROUP_OPTIONS = (
-    ('resources', '1.10'),
-    ('required', '1.17'),
-    ('forbidden', '1.22'),
-    ('member_of', '1.21'),
-    ('aggregate_uuid', '1.21'),
-    ('in_tree', '1.31'),
-)
+# The options that belong to a request group: the attribute each is
+# collected in.
+GROUP_OPTIONS = ('resources', 'required', 'forbidden', 'member_of',
+                 'aggregate_uuid', 'in_tree')
 # The server takes one in_tree per group: the last one given wins.
 SINGLE_VALUE_OPTIONS = ('in_tree',)
-# Values that need a newer microversion than their option.
-ANY_OF_TRAITS_VERSION = '1.39'       # --required A,B
-FORBIDDEN_AGGREGATES_VERSION = '1.32'  # --member-of '!agg'
-# Request-wide options and the microversion that brought each.
-REQUEST_OPTIONS = (
-    ('limit', '1.16'),
-    ('root_required', '1.35'),
-    ('same_subtree', '1.36'),
-    ('mappings', '1.34'),
+# What each group's options need, in the order they are checked:
+# (option, applies to its value, feature). Some values need a newer feature
+# than their option.
+GROUP_GATES = (
+    ('resources', bool, 'allocation_candidates'),
+    ('required', bool, 'candidate_required'),
+    ('forbidden', bool, 'forbidden_traits'),
+    ('member_of', bool, 'candidate_member_of'),
+    ('aggregate_uuid', bool, 'candidate_member_of'),
+    ('in_tree', bool, 'candidate_in_tree'),
+    ('required', common.required_needs_any_of, 'any_of_traits'),
+    ('member_of', common.forbids_aggregates, 'forbidden_aggregates'),
 )
-# Numbered groups came first; any [a-zA-Z0-9_-] name later.
-NUMBERED_GROUPS_VERSION = '1.25'
-NAMED_GROUPS_VERSION = '1.33'
-# From here a group without resources is fine if --same-subtree names it.
-RESOURCELESS_GROUPS_VERSION = '1.36'
+# Request-wide options and the feature that brought each; as upstream,
+# --limit 0 means no limit, so it needs nothing.
+REQUEST_GATES = (
+    ('limit', bool, 'candidate_limit'),
+    ('root_required', bool, 'root_required'),
+    ('same_subtree', bool, 'same_subtree'),
+    ('mappings', bool, 'candidate_mappings'),
+)
 UNNAMED_GROUP = ''
 
-# Output columns and the microversion that brought each.
+# Output columns and the feature that brought each.
 CANDIDATE_COLUMNS = (
-    ('#', '1.10'),
-    ('allocation', '1.10'),
-    ('resource provider', '1.10'),
-    ('inventory used/capacity', '1.10'),
-    ('traits', '1.17'),
-    ('mappings', '1.34'),
+    ('#', 'allocation_candidates'),
+    ('allocation', 'allocation_candidates'),
+    ('resource provider', 'allocation_candidates'),
+    ('inventory used/capacity', 'allocation_candidates'),
+    ('traits', 'summary_traits'),
+    ('mappings', 'candidate_mappings'),
 )
 # Columns shown only when an option of the same name asks for them, so
 # that the default columns stay upstream's at every version.
@@ -65,14 +65,14 @@ OPT_IN_COLUMNS = ('mappings',)
 
 RESOURCE_FORMAT_ERROR = ('Arguments to --resource must be of form '
                          '<resource_class>=<value>')
-# Before 1.33 a suffix is a number without leading zeros: '0' and '01'
-# are names, as the server's own pattern has it.
+# Before named groups a suffix is a number without leading zeros: '0' and
+# '01' are names, as the server's own pattern has it.
 _NUMBER = re.compile(r'^[1-9][0-9]*$')
 
 
 def new_group():
     return {dest: None if dest in SINGLE_VALUE_OPTIONS else []
-            for dest, _first in GROUP_OPTIONS}
+            for dest in GROUP_OPTIONS}
 
 
 def _groups(namespace):
@@ -130,9 +130,9 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
     candidates, ``allocation`` is what the candidate takes from that
     provider, and ``inventory used/capacity`` shows the provider's usage and
     capacity for every class it has, to help choose between candidates.
-    ``traits`` (1.17+) lists the provider's traits, and with
-    ``--mappings`` (1.34+) a ``mappings`` column names the request groups
-    the provider satisfies in that candidate.
+    ``traits`` ({summary_traits}+) lists the provider's traits, and with
+    ``--mappings`` ({candidate_mappings}+) a ``mappings`` column names the
+    request groups the provider satisfies in that candidate.
 
     For example::
 
@@ -146,12 +146,13 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
     Options given before any ``--group`` form the unnamed request group;
     each ``--group NAME`` starts a group of its own whose resources must
     come from a single provider. See the user guide for granular requests
-    and the 1.31 to 1.36 options.
+    and the {candidate_in_tree} to {same_subtree} options.
 
-    This command requires at least ``--os-placement-api-version 1.10``.
+    This command requires at least
+    ``--os-placement-api-version {allocation_candidates}``.
     """
 
-    min_version = '1.10'
+    required_feature = 'allocation_candidates'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -178,44 +179,52 @@ def add_options(parser):
              '--resource DISK_GB=64 --resource MEMORY_MB=2048``.')
     parser.add_argument(
         '--limit', metavar='<limit>', type=int,
-        help='A positive integer to limit the maximum number of allocation '
-             'candidates. This option requires at least '
-             '``--os-placement-api-version 1.16``.')
+        help=version.render(
+            'A positive integer to limit the maximum number of allocation '
+            'candidates. This option requires at least '
+            '``--os-placement-api-version {candidate_limit}``.'))
     parser.add_argument(
         '--required', metavar='<required>', action=GroupOptionAction,
-        help='A required trait. May be repeated: candidates must '
-             'collectively have all of them. Since '
-             '``--os-placement-api-version 1.39`` a comma-separated list '
-             'means any one of those traits. This option requires at '
-             'least ``--os-placement-api-version 1.17``.')
+        help=version.render(
+            'A required trait. May be repeated: candidates must '
+            'collectively have all of them. Since '
+            '``--os-placement-api-version {any_of_traits}`` a '
+            'comma-separated list means any one of those traits. This '
+            'option requires at least '
+            '``--os-placement-api-version {candidate_required}``.'))
     parser.add_argument(
         '--forbidden', metavar='<forbidden>', action=GroupOptionAction,
-        help='A forbidden trait. May be repeated: candidates must have '
-             'none of them. This option requires at least '
-             '``--os-placement-api-version 1.22``.')
+        help=version.render(
+            'A forbidden trait. May be repeated: candidates must have none '
+            'of them. This option requires at least '
+            '``--os-placement-api-version {forbidden_traits}``.'))
     aggregates = parser.add_mutually_exclusive_group()
     aggregates.add_argument(
         '--member-of', metavar='<member_of>', action=GroupOptionAction,
-        help='A list of comma-separated UUIDs of resource provider '
-             'aggregates; the candidates must be associated with at least '
-             'one of them. May be repeated (1.24+), each occurrence being '
-             'one more condition. ``!<uuid>`` or ``!<uuid>,<uuid>`` '
-             'excludes those aggregates (1.32+). This option requires at '
-             'least ``--os-placement-api-version 1.21``.')
+        help=version.render(
+            'A list of comma-separated UUIDs of resource provider '
+            'aggregates; the candidates must be associated with at least '
+            'one of them. May be repeated ({repeated_member_of}+), each '
+            'occurrence being one more condition. ``!<uuid>`` or '
+            '``!<uuid>,<uuid>`` excludes those aggregates '
+            '({forbidden_aggregates}+). This option requires at least '
+            '``--os-placement-api-version {candidate_member_of}``.'))
     aggregates.add_argument(
         '--aggregate-uuid', metavar='<aggregate_uuid>',
         action=GroupOptionAction, help=argparse.SUPPRESS)
     parser.add_argument(
         '--group', metavar='<group>', action=GroupAction,
-        help='Start a request group: the ``--resource``, ``--required``, '
-             '``--forbidden``, ``--member-of`` and ``--in-tree`` options '
-             'that follow belong to it, and its resources must come from '
-             'one provider. Repeat it for several groups, e.g. ``--group 1 '
-             '--resource VCPU=3 --required HW_CPU_X86_AVX --group 2 '
-             '--resource VCPU=2 --required HW_CPU_X86_SSE``. Numbered '
-             'groups require at least ``--os-placement-api-version 1.25`` '
-             '(1.29 for trees of providers); names of up to 64 letters, '
-             'digits, ``_`` and ``-`` require 1.33.')
+        help=version.render(
+            'Start a request group: the ``--resource``, ``--required``, '
+            '``--forbidden``, ``--member-of`` and ``--in-tree`` options '
+            'that follow belong to it, and its resources must come from one '
+            'provider. Repeat it for several groups, e.g. ``--group 1 '
+            '--resource VCPU=3 --required HW_CPU_X86_AVX --group 2 '
+            '--resource VCPU=2 --required HW_CPU_X86_SSE``. Numbered groups '
+            'require at least ``--os-placement-api-version '
+            '{granular_groups}`` ({nested_candidates} for trees of '
+            'providers); names of up to 64 letters, digits, ``_`` and ``-`` '
+            'require {named_groups}.'))
     parser.add_argument(
         '--group-policy', choices=['none', 'isolate'], default='none',
         metavar='<group_policy>',
@@ -225,28 +234,33 @@ def add_options(parser):
              'groups are satisfied by different providers.')
     parser.add_argument(
         '--in-tree', metavar='<in_tree>', action=GroupOptionAction,
-        help='UUID of a resource provider: only providers in its tree are '
-             'used (for the group, after ``--group``). This option '
-             'requires at least ``--os-placement-api-version 1.31``.')
+        help=version.render(
+            'UUID of a resource provider: only providers in its tree are '
+            'used (for the group, after ``--group``). This option requires '
+            'at least ``--os-placement-api-version {candidate_in_tree}``.'))
     parser.add_argument(
         '--root-required', metavar='<trait>', action='append', default=[],
-        help='A trait that the root provider of each candidate\'s tree '
-             'must have, or with a ``!`` prefix must not have. May be '
-             'repeated or comma-separated. This option requires at least '
-             '``--os-placement-api-version 1.35``.')
+        help=version.render(
+            'A trait that the root provider of each candidate\'s tree must '
+            'have, or with a ``!`` prefix must not have. May be repeated or '
+            'comma-separated. This option requires at least '
+            '``--os-placement-api-version {root_required}``.'))
     parser.add_argument(
         '--same-subtree', metavar='<group>,<group>[,...]', action='append',
         default=[],
-        help='Comma-separated names of groups whose providers must all be '
-             'in the subtree of one of them. May be repeated. A group named '
-             'here may have no ``--resource``. This option requires at '
-             'least ``--os-placement-api-version 1.36``.')
+        help=version.render(
+            'Comma-separated names of groups whose providers must all be in '
+            'the subtree of one of them. May be repeated. A group named '
+            'here may have no ``--resource``. This option requires at least '
+            '``--os-placement-api-version {same_subtree}``.'))
     parser.add_argument(
         '--mappings', action='store_true',
-        help='Add a ``mappings`` column: the request groups each provider '
-             'satisfies in the candidate, the unnamed group shown as '
-             '``(unnamed)`` in tables and as ``""`` in JSON. This option '
-             'requires at least ``--os-placement-api-version 1.34``.')
+        help=version.render(
+            'Add a ``mappings`` column: the request groups each provider '
+            'satisfies in the candidate, the unnamed group shown as '
+            '``(unnamed)`` in tables and as ``""`` in JSON. This option '
+            'requires at least '
+            '``--os-placement-api-version {candidate_mappings}``.'))
 
 
 def validate(cmd, parsed_args, groups, ver):
@@ -256,10 +270,10 @@ def validate(cmd, parsed_args, groups, ver):
             'At least one --resource must be specified.')
     for group in groups.values():
         check_resource_format(group['resources'])
-    check_request_gates(cmd, parsed_args)
+    common.check_option_gates(cmd, parsed_args, REQUEST_GATES)
     check_group_names(cmd, groups)
     for name, group in groups.items():
-        check_group_gates(cmd, group)
+        common.check_option_gates(cmd, group, GROUP_GATES)
         check_group_has_resources(name, group, parsed_args, ver)
 
 
@@ -269,28 +283,13 @@ def check_resource_format(resources):
             raise exceptions.CommandError(RESOURCE_FORMAT_ERROR)
 
 
-def check_request_gates(cmd, parsed_args):
-    for dest, first in REQUEST_OPTIONS:
-        if getattr(parsed_args, dest):
-            cmd.check_version(version.ge(first))
-
-
 def check_group_names(cmd, groups):
+    """Numbered groups came first; any [a-zA-Z0-9_-] name later."""
     names = [name for name in groups if name != UNNAMED_GROUP]
     if names:
-        cmd.check_version(version.ge(NUMBERED_GROUPS_VERSION))
+        cmd.require_feature('granular_groups')
     if any(not _NUMBER.match(name) for name in names):
-        cmd.check_version(version.ge(NAMED_GROUPS_VERSION))
-
-
-def check_group_gates(cmd, group):
-    for dest, first in GROUP_OPTIONS:
-        if group[dest]:
-            cmd.check_version(version.ge(first))
-    if common.required_needs_any_of(group['required']):
-        cmd.check_version(version.ge(ANY_OF_TRAITS_VERSION))
-    if common.forbids_aggregates(group['member_of']):
-        cmd.check_version(version.ge(FORBIDDEN_AGGREGATES_VERSION))
+        cmd.require_feature('named_groups')
 
 
 def check_group_has_resources(name, group, parsed_args, ver):
@@ -305,7 +304,7 @@ def check_group_has_resources(name, group, parsed_args, ver):
 
 
 def _may_be_resourceless(name, parsed_args, ver):
-    return (version.at_least(ver, RESOURCELESS_GROUPS_VERSION)
+    return (version.supports(ver, 'resourceless_groups')
             and name in same_subtree_names(parsed_args.same_subtree))
 
 
@@ -349,7 +348,7 @@ def group_query(suffix, group, log):
 
 
 def shown_columns(parsed_args, ver):
-    return tuple(name for name in common.available_at(CANDIDATE_COLUMNS, ver)
+    return tuple(name for name in version.available(CANDIDATE_COLUMNS, ver)
                  if name not in OPT_IN_COLUMNS or getattr(parsed_args, name))
 
 
@@ -357,7 +356,7 @@ def candidate_table(body, names):
     """The columns ``names`` and a row per provider of each candidate.
 
     With the ``mappings`` column, providers that only satisfy resourceless
-    groups (1.36) get a row too, with no allocation.
+    groups get a row too, with no allocation.
     """
     with_mappings = 'mappings' in names
     summaries = body.get('provider_summaries', {})
@@ -383,8 +382,8 @@ def candidate_table(body, names):
 def request_allocations(request):
     """(provider, resources) pairs of one allocation request.
 
-    Before 1.12 the allocations are a list of
-    ``{resource_provider: {uuid}, resources}``; from 1.12 a dict keyed by
+    Before feature ``allocations_dict`` the allocations are a list of
+    ``{resource_provider: {uuid}, resources}``; with it a dict keyed by
     provider. The shape tells which one the server sent.
     """
     allocations = request['allocations']
@@ -397,7 +396,7 @@ def request_allocations(request):
 def providers_of(request, groups_of, with_resourceless=False):
     """(provider, resources) pairs of one candidate, allocation order.
 
-    A provider that only satisfies resourceless groups (1.36) takes
+    A provider that only satisfies resourceless groups takes
     nothing, but it is part of the candidate: if asked, it follows the
     others with empty resources.
     """

@@ -75,7 +75,8 @@ def add_provider_or_aggregate_argument(parser):
 def aggregate_members(command, aggregate):
     """The providers of ``aggregate``, as ``GET /resource_providers`` lists
     them; an empty aggregate is an error, with upstream's text."""
-    # A bare UUID (no "in:") is what upstream sends, and 1.3 accepts.
+    # A bare UUID (no "in:") is what upstream sends, and what the first
+    # member_of filter accepts.
     providers = command.get_json(PROVIDERS_URL, member_of=aggregate)
     if not providers['resource_providers']:
         raise exceptions.CommandError(

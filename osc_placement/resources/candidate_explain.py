@@ -24,11 +24,9 @@ LOG = logging.getLogger(__name__)
 
 PROVIDERS_URL = providers.PROVIDERS_URL
 # Provider lists filtered by required traits: how explain finds sharing
-# providers. Its reads go at least at this version even when the request
-# is judged at an older one.
-READ_VERSION = '1.18'
-# The server's own check of the request costs one candidate at most.
-LIMIT_VERSION = '1.16'
+# providers. Its reads go at least at the version of this feature even when
+# the request is judged at an older one.
+READ_FEATURE = 'provider_required'
 # Sharing providers named per missing class when a tree fails: enough to
 # show where the room is, few enough to read on a cloud with hundreds.
 HELPERS = 3
@@ -62,10 +60,10 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
     the number of allocation candidates; the first criterion that empties
     the set is marked.
 
-    The reads need a server that speaks at least 1.18.
+    The reads need a server that speaks at least {provider_required}.
     """
 
-    min_version = '1.10'
+    required_feature = 'allocation_candidates'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -108,17 +106,19 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         return EXPLAIN_COLUMNS, rows
 
     def _check_reads_possible(self, ver):
-        """The reads go at READ_VERSION at least. A version the user gave
-        says nothing of the server's maximum, so it is tried; a negotiated
-        one below READ_VERSION is that maximum: refuse it upstream's way.
+        """The reads go at READ_FEATURE's version at least. A version the
+        user gave says nothing of the server's maximum, so it is tried; a
+        negotiated one without READ_FEATURE is that maximum: refuse it
+        upstream's way.
         """
         if self.placement.negotiating:
-            self.check_version(version.ge(READ_VERSION))
+            self.require_feature(READ_FEATURE)
 
     def _check_request(self, query, ver):
         """Let the server refuse a bad request (unknown class or trait)
-        with its own error, before anything is judged."""
-        if version.at_least(ver, LIMIT_VERSION):
+        with its own error, before anything is judged. It costs one
+        candidate at most where a limit can say so."""
+        if version.supports(ver, 'candidate_limit'):
             query = dict(query, limit=1)
         self.get_json(candidates.BASE_URL, **query)
 
@@ -147,8 +147,8 @@ class CloudReader:
 
     def get_json(self, url, **params):
         ver = self.placement.api_version
-        if not version.at_least(ver, READ_VERSION):
-            ver = READ_VERSION
+        if not version.supports(ver, READ_FEATURE):
+            ver = version.since(READ_FEATURE)
         return self.placement.request('GET', url, params=params,
                                       version=ver).json()
 

@@ -56,20 +56,18 @@ CAPACITY_COLUMNS = ('uuid', 'name', 'resource_class', 'total', 'reserved',
                     'used_percent')
 FIT_COLUMNS = ('uuid', 'name', 'fit')
 
-# Options that need more than the command does: (dest, applies, version),
+# Options that need more than the command does: (dest, applies, feature),
 # in the order they are checked.
 GATES = (
-    ('aggregate', bool, '1.3'),
-    ('in_tree', bool, '1.14'),
-    ('required', bool, '1.18'),
-    ('required', common.required_needs_any_of, '1.39'),
-    # Trees need root_provider_uuid (1.14); sharing providers are found by
-    # their trait (1.18).
-    ('fit', bool, '1.18'),
+    ('aggregate', bool, 'member_of'),
+    ('in_tree', bool, 'nested_providers'),
+    ('required', bool, 'provider_required'),
+    ('required', common.required_needs_any_of, 'any_of_traits'),
+    # Trees need root_provider_uuid (nested providers); sharing providers
+    # are found by their trait (required traits on provider lists), which
+    # came later.
+    ('fit', bool, 'provider_required'),
 )
-# Custom classes can be listed (to check --resource-class and --fit
-# against) from this version; older servers only know the standard ones.
-RESOURCE_CLASSES_VERSION = '1.2'
 
 FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
               ' with positive integer amounts, for example '
@@ -280,18 +278,23 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument(
             '--aggregate', metavar='<aggregate_uuid>',
-            help='Only providers in this aggregate. This option requires '
-                 'at least ``--os-placement-api-version 1.3``.')
+            help=version.render(
+                'Only providers in this aggregate. This option requires at '
+                'least ``--os-placement-api-version {member_of}``.'))
         parser.add_argument(
             '--in-tree', metavar='<uuid>',
-            help='Only providers in the tree of this provider. This option '
-                 'requires at least ``--os-placement-api-version 1.14``.')
+            help=version.render(
+                'Only providers in the tree of this provider. This option '
+                'requires at least '
+                '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--required', metavar='<trait>', action='append', default=[],
-            help='Only providers with this trait. May be repeated; a '
-                 'comma-separated list means any of these traits and needs '
-                 '``--os-placement-api-version 1.39``. This option requires '
-                 'at least ``--os-placement-api-version 1.18``.')
+            help=version.render(
+                'Only providers with this trait. May be repeated; a '
+                'comma-separated list means any of these traits and needs '
+                '``--os-placement-api-version {any_of_traits}``. This option '
+                'requires at least '
+                '``--os-placement-api-version {provider_required}``.'))
         shape = parser.add_mutually_exclusive_group()
         shape.add_argument(
             '--resource-class', metavar='<resource_class>', action='append',
@@ -299,10 +302,11 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             help='Only rows of this resource class. May be repeated.')
         shape.add_argument(
             '--fit', metavar='<resource_class>=<amount>[,...]',
-            help='Count, per provider tree, how many more requests of this '
-                 'shape fit, e.g. VCPU=4,MEMORY_MB=8192,DISK_GB=40 (see '
-                 'above). This option requires at least '
-                 '``--os-placement-api-version 1.18``.')
+            help=version.render(
+                'Count, per provider tree, how many more requests of this '
+                'shape fit, e.g. VCPU=4,MEMORY_MB=8192,DISK_GB=40 (see '
+                'above). This option requires at least '
+                '``--os-placement-api-version {provider_required}``.'))
         parser.add_argument(
             '--sort-by-free', action='store_true',
             help='Sort rows by free room, least first (with --fit: by fit, '
@@ -325,8 +329,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     @staticmethod
     def _query(parsed_args):
         query = {
-            # A bare uuid, as ``inventory set --aggregate`` sends it: 1.3
-            # accepts no "in:".
+            # A bare uuid, as ``inventory set --aggregate`` sends it: the
+            # first member_of filter accepts no "in:".
             'member_of': parsed_args.aggregate,
             'in_tree': parsed_args.in_tree,
             'required': common.required_query(parsed_args.required, ()),
@@ -334,9 +338,12 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return {key: value for key, value in query.items() if value}
 
     def _check_classes(self, classes):
-        """Refuse a class the server does not know, before reading more."""
-        if not classes or not self.compare_version(
-                version.ge(RESOURCE_CLASSES_VERSION)):
+        """Refuse a class the server does not know, before reading more.
+
+        A server without custom resource classes knows only the standard
+        ones, and cannot list them.
+        """
+        if not classes or not self.supports_feature('resource_classes'):
             return
         known = {rc['name'] for rc in self.get_json(
             RESOURCE_CLASSES_URL)['resource_classes']}

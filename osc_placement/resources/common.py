@@ -8,14 +8,22 @@ from osc_placement import version
 class PlacementCommand(version.CheckerMixin):
     """Mixin for placement commands: version gate and client access.
 
-    ``min_version`` is the microversion the whole command needs; it is
-    checked once, before ``take_action``, with upstream's failure text.
+    ``required_feature`` names the feature (a row of ``version.FEATURES``)
+    the whole command needs; it is checked once, before ``take_action``,
+    with upstream's failure text. A command's docstring is its help text:
+    it names a version as ``{feature}``, filled in from the table when the
+    class is defined.
     """
 
-    min_version = version.MIN_VERSION
+    required_feature = 'base'
     # Commands whose required options or columns change above what upstream
     # negotiates set this (see version.COMPATIBLE_NEGOTIATION_CEILING).
     negotiation_ceiling = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get('__doc__'):
+            cls.__doc__ = version.render(cls.__doc__)
 
     @property
     def placement(self):
@@ -25,7 +33,7 @@ class PlacementCommand(version.CheckerMixin):
         if self.negotiation_ceiling and not self.uses_newer_features(
                 parsed_args):
             self.placement.limit_negotiated_version(self.negotiation_ceiling)
-        self.check_version(version.ge(self.min_version))
+        self.require_feature(self.required_feature)
         return super().run(parsed_args)
 
     def uses_newer_features(self, parsed_args):
@@ -37,10 +45,13 @@ class PlacementCommand(version.CheckerMixin):
         return self.placement.request('GET', url, params=params).json()
 
 
+# --- Query values of the trait and aggregate options.
+
 def required_query(required, forbidden):
     """The ``required`` query values for --required/--forbidden options.
 
-    A value holding a comma is an any-of list (1.39) and becomes its own
+    A value holding a comma is an any-of list (feature ``any_of_traits``)
+    and becomes its own
     ``in:`` entry; every plain name and every forbidden name (``!NAME``)
     share one more entry. Returned as a list so the key repeats, e.g.
     ``--required A,B --required C --forbidden D`` gives
@@ -53,7 +64,7 @@ def required_query(required, forbidden):
 
 
 def required_needs_any_of(required):
-    """True when a --required value is an any-of list (needs 1.39)."""
+    """True when a --required value is an any-of list (``any_of_traits``)."""
     return any(',' in value for value in required or ())
 
 
@@ -70,11 +81,12 @@ def add_member_of_options(parser, dest_prefix=''):
     group.add_argument(
         '--member-of', default=[], action='append',
         dest=dest_prefix + 'member_of', metavar='<member_of>',
-        help='A list of comma-separated UUIDs of the resource provider '
-             'aggregates; the returned providers must be associated with '
-             'at least one of them. May be repeated: every occurrence must '
-             'be satisfied. A UUID prefixed with "!" excludes that '
-             'aggregate (1.32).')
+        help=version.render(
+            'A list of comma-separated UUIDs of the resource provider '
+            'aggregates; the returned providers must be associated with at '
+            'least one of them. May be repeated: every occurrence must be '
+            'satisfied. A UUID prefixed with "!" excludes that aggregate '
+            '({forbidden_aggregates}).'))
     group.add_argument(
         '--aggregate-uuid', default=[], action='append',
         dest=dest_prefix + 'aggregate_uuid', metavar='<aggregate_uuid>',
@@ -91,7 +103,7 @@ def member_of_query(member_of, aggregate_uuid, log):
 
 
 def _member_of_value(value):
-    # "!agg" or "!a,b" forbid aggregates (1.32); the server spells the
+    # "!agg" or "!a,b" forbid aggregates; the server spells the
     # second "!in:a,b". Anything else is an any-of list.
     if value.startswith('!'):
         names = value[1:]
@@ -100,12 +112,12 @@ def _member_of_value(value):
 
 
 def forbids_aggregates(member_of):
-    """True when a --member-of value forbids aggregates (needs 1.32)."""
+    """True when a --member-of value forbids aggregates
+    (``forbidden_aggregates``)."""
     return any(value.startswith('!') for value in member_of or ())
 
 
-# --- Helpers for the resource provider, inventory, aggregate and usage
-# --- commands (client-a).
+# --- Rendering a row, and refusing options the version lacks.
 
 def dict_properties(item, fields):
     """The values of ``fields`` in ``item``, '' for the missing ones.
@@ -117,17 +129,20 @@ def dict_properties(item, fields):
     return tuple(item.get(field, '') for field in fields)
 
 
-def check_option_gates(command, parsed_args, gates):
-    """Check ``(dest, applies, min_version)`` gates in table order.
+def check_option_gates(command, options, gates):
+    """Check ``(dest, applies, feature)`` gates in table order.
 
-    ``applies(value)`` says whether the option's value needs the version
-    (``bool``: any value at all). Only given options are checked, so the
-    version is not even looked up for a bare command.
+    ``options`` is the parsed arguments, or a dict such as one request
+    group of ``allocation candidate list``. ``applies(value)`` says whether
+    the option's value needs the feature (``bool``: any true value). Only
+    given options are checked, so the version is not even looked up for a
+    bare command; the first failing gate refuses with upstream's text.
     """
-    for dest, applies, min_version in gates:
-        value = getattr(parsed_args, dest, None)
+    for dest, applies, feature in gates:
+        value = (options.get(dest) if isinstance(options, dict)
+                 else getattr(options, dest, None))
         if _given(value) and applies(value):
-            command.check_version(version.ge(min_version))
+            command.require_feature(feature)
 
 
 def _given(value):
@@ -138,11 +153,14 @@ def _given(value):
     return not hasattr(value, '__len__') or len(value) > 0
 
 
+# --- Which failures are worth another attempt, and the pause before it.
+
 def is_generation_conflict(exc):
     """True for a 409 caused by a stale provider generation.
 
-    From 1.23 the server says so with the ``placement.concurrent_update``
-    code; older versions only say it in the text. Other conflicts (an
+    Since error codes (feature ``error_codes``) the server says so with the
+    ``placement.concurrent_update`` code; older versions only say it in the
+    text. Other conflicts (an
     inventory in use, a duplicate name) are not worth retrying.
     """
     if getattr(exc, 'http_status', None) != 409:
@@ -189,6 +207,8 @@ def _error_code(cause):
     except Exception:  # no response, not JSON, no errors list
         return None
 
+
+# --- Sending many requests at once.
 
 # Concurrent requests of the commands that send many: enough to hide the
 # latency of one request behind others, few enough not to swamp a small
@@ -257,16 +277,6 @@ def _is_terminal(stream):
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def available_at(table, ver):
-    """The names in ``table`` that microversion ``ver`` has.
-
-    ``table`` is a sequence of ``(name, first microversion)`` pairs, e.g. a
-    command's columns and the version that added each; order is kept.
-    """
-    return tuple(name for name, first in table
-                 if version.at_least(ver, first))
 
 
 # --- Naming a provider by UUID or by name (tree show, consumer list).

@@ -15,31 +15,28 @@ from osc_placement import version
 PROVIDER_ALLOCATIONS_URL = '/resource_providers/{uuid}/allocations'
 CONSUMER_URL = '/allocations/{uuid}'
 
-# The columns and the microversion from which each can be filled. The
+# The columns and the feature from which each can be filled. The
 # consumer's own fields come from GET /allocations/{consumer}; providers
-# is shown with --tree only (which needs 1.14).
+# is shown with --tree only (which needs nested providers).
 COLUMNS = (
-    ('consumer_uuid', '1.0'),
-    ('resources', '1.0'),
-    ('providers', '1.14'),
-    ('project_id', '1.12'),
-    ('user_id', '1.12'),
-    ('consumer_generation', '1.28'),
-    ('consumer_type', '1.38'),
+    ('consumer_uuid', 'base'),
+    ('resources', 'base'),
+    ('providers', 'nested_providers'),
+    ('project_id', 'consumer_details'),
+    ('user_id', 'consumer_details'),
+    ('consumer_generation', 'consumer_generations'),
+    ('consumer_type', 'consumer_types'),
 )
 TREE_ONLY_COLUMNS = ('providers',)
-# Below this GET /allocations/{consumer} names no project or user, so it is
-# not worth one request per consumer.
-DETAILS_VERSION = '1.12'
 
 LIST_GATES = (
-    ('tree', bool, provider_tree.TREE_VERSION),
-    ('consumer_type', bool, '1.38'),
+    ('tree', bool, 'nested_providers'),
+    ('consumer_type', bool, 'consumer_types'),
 )
 
 
 def consumer_columns(ver, tree):
-    return tuple(name for name in common.available_at(COLUMNS, ver)
+    return tuple(name for name in version.available(COLUMNS, ver)
                  if tree or name not in TREE_ONLY_COLUMNS)
 
 
@@ -88,9 +85,10 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
     they are on.
 
     The consumer's ``project_id`` and ``user_id`` are shown from
-    ``--os-placement-api-version 1.12``, ``consumer_generation`` from 1.28
-    and ``consumer_type`` from 1.38; they cost one request per consumer,
-    sent concurrently.
+    ``--os-placement-api-version {consumer_details}``,
+    ``consumer_generation`` from {consumer_generations} and
+    ``consumer_type`` from {consumer_types}; they cost one request per
+    consumer, sent concurrently.
 
     A provider that has allocations cannot be deleted (HTTP 409): this
     lists who holds them, to be removed with ``openstack resource provider
@@ -104,16 +102,18 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
             help='UUID or name of the resource provider')
         parser.add_argument(
             '--tree', action='store_true',
-            help='Consumers holding allocations on any provider of the '
-                 'provider\'s tree. This option requires at least '
-                 '``--os-placement-api-version 1.14``.')
+            help=version.render(
+                'Consumers holding allocations on any provider of the '
+                'provider\'s tree. This option requires at least '
+                '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--consumer-type', metavar='<consumer_type>',
-            help='Only consumers of this type, for example MIGRATION to '
-                 'find allocations an interrupted migration left behind; '
-                 '"unknown" selects consumers written without a type. This '
-                 'option requires at least '
-                 '``--os-placement-api-version 1.38``.')
+            help=version.render(
+                'Only consumers of this type, for example MIGRATION to find '
+                'allocations an interrupted migration left behind; '
+                '"unknown" selects consumers written without a type. This '
+                'option requires at least '
+                '``--os-placement-api-version {consumer_types}``.'))
         return parser
 
     def take_action(self, parsed_args):
@@ -141,8 +141,9 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
 
     def _details(self, consumers, ver):
         """GET /allocations/{consumer} for each, or {} where it says too
-        little to be worth a request."""
-        if not version.at_least(ver, DETAILS_VERSION):
+        little to be worth a request: without consumer details it names no
+        project or user."""
+        if not version.supports(ver, 'consumer_details'):
             return [{} for _consumer in consumers]
         return providers.results_or_raise(common.run_concurrently(
             lambda consumer: self.get_json(CONSUMER_URL.format(

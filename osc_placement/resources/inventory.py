@@ -52,13 +52,12 @@ RC_HELP = ('<resource_class> is a standard or deployer-specific (CUSTOM_*) '
 MAX_ATTEMPTS = bulk.MAX_ATTEMPTS
 WORKERS = common.WORKERS
 
-# Options that need more than the command does: (dest, applies, version).
+# Options that need more than the command does: (dest, applies, feature).
 SET_GATES = (
-    ('aggregate', bool, '1.3'),
+    ('aggregate', bool, 'member_of'),
 )
-# Below this version a provider's inventories can only be deleted one class
-# at a time, so --resource-class is required.
-DELETE_ALL_VERSION = '1.5'
+# Without feature ``delete_all_inventories`` a provider's inventories can
+# only be deleted one class at a time, so --resource-class is required.
 RESOURCE_CLASS_REQUIRED = 'the following arguments are required: ' \
                           '--resource-class'
 
@@ -198,9 +197,10 @@ class SetInventory(common.PlacementCommand, lister.Lister):
             default=[], action='append', help=_resource_help())
         parser.add_argument(
             '--aggregate', action='store_true',
-            help='Set the inventories of every resource provider in the '
-                 'aggregate. Not atomic: see above. This option requires at '
-                 'least ``--os-placement-api-version 1.3``')
+            help=version.render(
+                'Set the inventories of every resource provider in the '
+                'aggregate. Not atomic: see above. This option requires at '
+                'least ``--os-placement-api-version {member_of}``'))
         parser.add_argument(
             '--amend', action='store_true',
             help='Amend the inventories instead of replacing them')
@@ -324,7 +324,7 @@ class DeleteInventory(common.PlacementCommand, command.Command):
 
     With ``--resource-class``, delete that class only; without it, delete
     every class of the provider, which requires at least
-    ``--os-placement-api-version 1.5``.
+    ``--os-placement-api-version {delete_all_inventories}``.
     """
 
     def get_parser(self, prog_name):
@@ -333,25 +333,27 @@ class DeleteInventory(common.PlacementCommand, command.Command):
         parser.add_argument(
             '--resource-class', metavar='<resource_class>',
             required=self._resource_class_required_now(),
-            help=(RC_HELP + '\nThis argument can be omitted starting '
-                  'with ``--os-placement-api-version 1.5``. If it is '
-                  'omitted all inventories of the specified resource '
-                  'provider will be deleted.'))
+            help=RC_HELP + version.render(
+                '\nThis argument can be omitted starting with '
+                '``--os-placement-api-version {delete_all_inventories}``. If '
+                'it is omitted all inventories of the specified resource '
+                'provider will be deleted.'))
         # Kept to report a missing --resource-class the way argparse does,
         # once the negotiated version is known.
         self._parser = parser
         return parser
 
     def _resource_class_required_now(self):
-        """Required below 1.5, when that is known without negotiating."""
+        """Required without ``delete_all_inventories``, when that is known
+        without negotiating."""
         requested = version.requested_version(self.app)
-        return requested is not None and not version.at_least(
-            requested, DELETE_ALL_VERSION)
+        return requested is not None and not version.supports(
+            requested, 'delete_all_inventories')
 
     def take_action(self, parsed_args):
         uuid = parsed_args.uuid
         if parsed_args.resource_class is None:
-            if not self.compare_version(version.ge(DELETE_ALL_VERSION)):
+            if not self.supports_feature('delete_all_inventories'):
                 self._parser.error(RESOURCE_CLASS_REQUIRED)
             url = INVENTORIES_URL.format(uuid=uuid)
         else:

@@ -12,7 +12,6 @@ from osc_placement.resources import providers
 
 BASE_URL = '/resource_providers'
 
-TREE_VERSION = '1.14'
 ROW_COLUMNS = ('name', 'uuid', 'generation', 'resources', 'traits',
                'aggregates')
 # The members of each provider in the nested (json/yaml) output, in order.
@@ -91,7 +90,7 @@ def tree_rows(root):
 
 
 def tree_providers(command, provider):
-    """Every provider of ``provider``'s tree (needs 1.14)."""
+    """Every provider of ``provider``'s tree (needs nested providers)."""
     return command.get_json(
         BASE_URL, in_tree=provider['root_provider_uuid'])['resource_providers']
 
@@ -113,10 +112,11 @@ class ShowTree(common.PlacementCommand, lister.Lister):
     ``traits`` and ``aggregates`` (lists) and ``children`` (the same
     objects). ``-c`` and the sort options do not apply to that form.
 
-    This command requires at least ``--os-placement-api-version 1.14``.
+    This command requires at least
+    ``--os-placement-api-version {nested_providers}``.
     """
 
-    min_version = TREE_VERSION
+    required_feature = 'nested_providers'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

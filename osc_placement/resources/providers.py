@@ -13,8 +13,8 @@ from osc_placement.resources import common
 PROVIDERS_URL = '/resource_providers'
 PROVIDER_URL = PROVIDERS_URL + '/{uuid}'
 # What can be read about one provider: the URL and the member of the
-# answer that holds it. All older than nested providers (traits 1.6,
-# aggregates 1.1).
+# answer that holds it. All older than nested providers (traits and
+# aggregates both came before them).
 PARTS = {
     'inventories': PROVIDER_URL + '/inventories',
     'usages': PROVIDER_URL + '/usages',
@@ -107,5 +107,6 @@ def in_aggregates(aggregates, **filters):
 
 
 def root_of(provider):
-    """A listed provider's root (itself before 1.14 shows roots)."""
+    """A listed provider's root (itself before nested providers show
+    roots)."""
     return provider.get('root_provider_uuid') or provider['uuid']

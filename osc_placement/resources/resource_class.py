@@ -22,10 +22,11 @@ def add_name_argument(parser):
 class ListResourceClass(common.PlacementCommand, lister.Lister):
     """Return a list of all resource classes.
 
-    This command requires at least ``--os-placement-api-version 1.2``.
+    This command requires at least
+    ``--os-placement-api-version {resource_classes}``.
     """
 
-    min_version = '1.2'
+    required_feature = 'resource_classes'
 
     def take_action(self, parsed_args):
         body = self.get_json(BASE_URL)
@@ -41,10 +42,11 @@ class CreateResourceClass(common.PlacementCommand, command.Command):
     anything else. Creating a class that already exists fails; use
     ``openstack resource class set`` for an idempotent create.
 
-    This command requires at least ``--os-placement-api-version 1.2``.
+    This command requires at least
+    ``--os-placement-api-version {resource_classes}``.
     """
 
-    min_version = '1.2'
+    required_feature = 'resource_classes'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -63,10 +65,11 @@ class SetResourceClass(common.PlacementCommand, command.Command):
     if the resource class already exists, which makes it an idempotent
     create, or a check that a custom class exists.
 
-    This command requires at least ``--os-placement-api-version 1.7``.
+    This command requires at least
+    ``--os-placement-api-version {idempotent_resource_class}``.
     """
 
-    min_version = '1.7'
+    required_feature = 'idempotent_resource_class'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -80,10 +83,11 @@ class SetResourceClass(common.PlacementCommand, command.Command):
 class ShowResourceClass(common.PlacementCommand, show.ShowOne):
     """Return a representation of the resource class identified by <name>.
 
-    This command requires at least ``--os-placement-api-version 1.2``.
+    This command requires at least
+    ``--os-placement-api-version {resource_classes}``.
     """
 
-    min_version = '1.2'
+    required_feature = 'resource_classes'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -101,10 +105,11 @@ class DeleteResourceClass(common.PlacementCommand, command.Command):
     Only custom resource classes can be deleted, and only while no provider
     has inventory of them.
 
-    This command requires at least ``--os-placement-api-version 1.2``.
+    This command requires at least
+    ``--os-placement-api-version {resource_classes}``.
     """
 
-    min_version = '1.2'
+    required_feature = 'resource_classes'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

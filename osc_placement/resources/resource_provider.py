@@ -15,41 +15,37 @@ BASE_URL = '/resource_providers'
 PROVIDER_URL = BASE_URL + '/{uuid}'
 ALLOCATIONS_URL = PROVIDER_URL + '/allocations'
 
-# Which microversion adds which provider column (create, list, show, set).
+# Which feature adds which provider column (create, list, show, set).
 PROVIDER_COLUMNS = (
-    ('uuid', '1.0'),
-    ('name', '1.0'),
-    ('generation', '1.0'),
-    ('root_provider_uuid', '1.14'),
-    ('parent_provider_uuid', '1.14'),
+    ('uuid', 'base'),
+    ('name', 'base'),
+    ('generation', 'base'),
+    ('root_provider_uuid', 'nested_providers'),
+    ('parent_provider_uuid', 'nested_providers'),
 )
 
-# From this version POST /resource_providers answers with the provider, so
-# the GET of its Location is not needed.
-CREATE_RETURNS_PROVIDER = '1.20'
-
-# Options of ``resource provider list``: (dest, applies to value, version),
+# Options of ``resource provider list``: (dest, applies to value, feature),
 # in upstream's checking order.
 LIST_GATES = (
-    ('aggregate_uuid', bool, '1.3'),
-    ('resource', bool, '1.4'),
-    ('in_tree', bool, '1.14'),
-    ('required', bool, '1.18'),
-    ('required', common.required_needs_any_of, '1.39'),
-    ('forbidden', bool, '1.22'),
-    ('member_of', bool, '1.3'),
-    ('member_of', common.forbids_aggregates, '1.32'),
+    ('aggregate_uuid', bool, 'member_of'),
+    ('resource', bool, 'resources_filter'),
+    ('in_tree', bool, 'nested_providers'),
+    ('required', bool, 'provider_required'),
+    ('required', common.required_needs_any_of, 'any_of_traits'),
+    ('forbidden', bool, 'forbidden_traits'),
+    ('member_of', bool, 'member_of'),
+    ('member_of', common.forbids_aggregates, 'forbidden_aggregates'),
 )
 
 # Options of ``create`` and ``set`` that need more than the command does.
 PARENT_GATES = (
-    ('parent_provider', bool, '1.14'),
-    ('no_parent', bool, '1.37'),
+    ('parent_provider', bool, 'nested_providers'),
+    ('no_parent', bool, 'reparenting'),
 )
 
 
 def provider_columns(ver):
-    return common.available_at(PROVIDER_COLUMNS, ver)
+    return version.available(PROVIDER_COLUMNS, ver)
 
 
 class _ProviderCommand(common.PlacementCommand):
@@ -72,9 +68,10 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
         parser = super().get_parser(prog_name)
         parser.add_argument(
             '--parent-provider', metavar='<parent_provider>',
-            help='UUID of the parent provider. Omit for no parent. '
-                 'This option requires at least '
-                 '``--os-placement-api-version 1.14``.')
+            help=version.render(
+                'UUID of the parent provider. Omit for no parent. This '
+                'option requires at least '
+                '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--uuid', metavar='<uuid>',
             help='UUID of the resource provider; the server generates one '
@@ -94,7 +91,7 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
 
     def _create(self, body):
         response = self.placement.request('POST', BASE_URL, json=body)
-        if self.compare_version(version.ge(CREATE_RETURNS_PROVIDER)):
+        if self.supports_feature('create_returns_provider'):
             return response.json()
         # Older servers answer 201 with no body; the provider is at Location.
         return self.placement.request(
@@ -105,8 +102,10 @@ class ListResourceProvider(common.PlacementCommand, lister.Lister):
     """List resource providers.
 
     Filters combine: a provider is listed only when it matches all of them.
-    ``--member-of`` requires at least ``--os-placement-api-version 1.3``,
-    repeating it 1.24, and a ``!<uuid>`` value (not in that aggregate) 1.32.
+    ``--member-of`` requires at least
+    ``--os-placement-api-version {member_of}``, repeating it
+    {repeated_member_of}, and a ``!<uuid>`` value (not in that aggregate)
+    {forbidden_aggregates}.
     """
 
     def get_parser(self, prog_name):
@@ -118,26 +117,32 @@ class ListResourceProvider(common.PlacementCommand, lister.Lister):
         parser.add_argument(
             '--resource', metavar='<resource_class>=<value>', default=[],
             action='append',
-            help='A resource class and amount the provider must have the '
-                 'capacity to serve. May be repeated. This option requires '
-                 'at least ``--os-placement-api-version 1.4``.')
+            help=version.render(
+                'A resource class and amount the provider must have the '
+                'capacity to serve. May be repeated. This option requires '
+                'at least ``--os-placement-api-version {resources_filter}``.'
+            ))
         parser.add_argument(
             '--in-tree', metavar='<in_tree>',
-            help='Only providers in the same provider tree as this provider '
-                 'UUID. This option requires at least '
-                 '``--os-placement-api-version 1.14``.')
+            help=version.render(
+                'Only providers in the same provider tree as this provider '
+                'UUID. This option requires at least '
+                '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--required', metavar='<required>', action='append', default=[],
-            help='A required trait. May be repeated; providers must have all '
-                 'of them. A comma-separated list (any of these traits) '
-                 'needs ``--os-placement-api-version 1.39``. This option '
-                 'requires at least ``--os-placement-api-version 1.18``.')
+            help=version.render(
+                'A required trait. May be repeated; providers must have all '
+                'of them. A comma-separated list (any of these traits) needs '
+                '``--os-placement-api-version {any_of_traits}``. This option '
+                'requires at least '
+                '``--os-placement-api-version {provider_required}``.'))
         parser.add_argument(
             '--forbidden', metavar='<forbidden>', action='append',
             default=[],
-            help='A forbidden trait. May be repeated; providers must have '
-                 'none of them. This option requires at least '
-                 '``--os-placement-api-version 1.22``.')
+            help=version.render(
+                'A forbidden trait. May be repeated; providers must have '
+                'none of them. This option requires at least '
+                '``--os-placement-api-version {forbidden_traits}``.'))
         common.add_member_of_options(parser)
         return parser
 
@@ -190,9 +195,10 @@ class ShowResourceProvider(_ProviderCommand, show.ShowOne):
 class SetResourceProvider(_ProviderCommand, show.ShowOne):
     """Update an existing resource provider: rename, re-parent, un-parent.
 
-    Setting a parent needs ``--os-placement-api-version 1.14``; changing an
-    existing parent (re-parenting) or removing it (``--no-parent``) needs
-    1.37. Without ``--name`` the provider keeps its name.
+    Setting a parent needs ``--os-placement-api-version {nested_providers}``;
+    changing an existing parent (re-parenting) or removing it
+    (``--no-parent``) needs {reparenting}. Without ``--name`` the provider
+    keeps its name.
     """
 
     def get_parser(self, prog_name):
@@ -205,13 +211,16 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         parent = parser.add_mutually_exclusive_group()
         parent.add_argument(
             '--parent-provider', metavar='<parent_provider>',
-            help='UUID of the parent provider. This option requires at '
-                 'least ``--os-placement-api-version 1.14``; replacing an '
-                 'existing parent requires 1.37.')
+            help=version.render(
+                'UUID of the parent provider. This option requires at least '
+                '``--os-placement-api-version {nested_providers}``; '
+                'replacing an existing parent requires {reparenting}.'))
         parent.add_argument(
             '--no-parent', action='store_true',
-            help='Make the provider the root of its own tree. This option '
-                 'requires at least ``--os-placement-api-version 1.37``.')
+            help=version.render(
+                'Make the provider the root of its own tree. This option '
+                'requires at least '
+                '``--os-placement-api-version {reparenting}``.'))
         return parser
 
     def take_action(self, parsed_args):
@@ -221,7 +230,7 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         if parsed_args.parent_provider:
             body['parent_provider_uuid'] = parsed_args.parent_provider
         elif parsed_args.no_parent:
-            # A null parent is how the API spells "no parent" (1.37).
+            # A null parent is how the API spells "no parent" (reparenting).
             body['parent_provider_uuid'] = None
         provider = self.placement.request('PUT', url, json=body).json()
         return self.provider_result(provider)

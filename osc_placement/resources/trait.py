@@ -15,19 +15,19 @@ from osc_lib import exceptions
 
 from osc_placement.resources import bulk
 from osc_placement.resources import common
+from osc_placement import version
 
 BASE_URL = '/traits'
 RP_URL = '/resource_providers/{uuid}'
 RP_TRAITS_URL = RP_URL + '/traits'
 FIELDS = ('name',)
 AGGREGATE_FIELDS = ('resource_provider',) + FIELDS
-# Every trait command arrived with traits themselves.
-TRAITS_VERSION = '1.6'
-# Options that need more than the command does: (dest, applies, version).
+# Every trait command arrived with traits themselves (required_feature).
+# Options that need more than the command does: (dest, applies, feature).
 # Listing an aggregate's providers (member_of) arrived before traits, so
 # this never fails on its own today; it is kept as the rule it is.
 AGGREGATE_GATES = (
-    ('aggregate', bool, '1.3'),
+    ('aggregate', bool, 'member_of'),
 )
 
 
@@ -51,10 +51,10 @@ def add_provider_argument(parser):
 class ListTrait(common.PlacementCommand, lister.Lister):
     """Return a list of valid trait strings.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -90,10 +90,10 @@ class ShowTrait(common.PlacementCommand, show.ShowOne):
 
     An unknown trait fails with HTTP 404.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -113,10 +113,10 @@ class CreateTrait(common.PlacementCommand, command.Command):
     case letters, digits and underscores. Creating a trait that already
     exists succeeds.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -132,10 +132,10 @@ class DeleteTrait(common.PlacementCommand, command.Command):
 
     Only custom traits that no resource provider has can be deleted.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -149,10 +149,10 @@ class DeleteTrait(common.PlacementCommand, command.Command):
 class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
     """List traits associated with the resource provider <uuid>.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -223,11 +223,12 @@ def add_aggregate_arguments(parser, verb):
     """``--aggregate`` and ``--dry-run``, as ``inventory set`` has them."""
     parser.add_argument(
         '--aggregate', action='store_true',
-        help='The positional UUID is an aggregate: %s the traits of every '
-             'resource provider in it, several at a time. Not atomic: a '
-             'provider that fails is reported and the others are still '
-             'written. This option requires at least '
-             '``--os-placement-api-version 1.3``.' % verb)
+        help=version.render(
+            'The positional UUID is an aggregate: %s the traits of every '
+            'resource provider in it, several at a time. Not atomic: a '
+            'provider that fails is reported and the others are still '
+            'written. This option requires at least '
+            '``--os-placement-api-version {member_of}``.') % verb)
     parser.add_argument(
         '--dry-run', action='store_true',
         help='Show the traits each resource provider would have, without '
@@ -280,10 +281,10 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
     provider of the aggregate loses the traits not given, including those
     the compute service reports: use ``--amend`` to add a trait.
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -348,10 +349,10 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
     reported and the others are still changed; the command then fails with
     ``Failed to delete traits for N of M resource providers.``
 
-    This command requires at least ``--os-placement-api-version 1.6``.
+    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    min_version = TRAITS_VERSION
+    required_feature = 'traits'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -10,14 +10,13 @@ PROVIDER_USAGES_URL = '/resource_providers/{uuid}/usages'
 USAGES_URL = '/usages'
 CLASS_COLUMNS = ('resource_class', 'usage')
 
-# From 1.38 the server groups project usages by consumer type, with a
-# consumer count per type. Rows are then one per (type, class).
-CONSUMER_TYPE_VERSION = '1.38'
+# With consumer types the server groups project usages by consumer type,
+# with a consumer count per type. Rows are then one per (type, class).
 CONSUMER_TYPE_COLUMNS = ('consumer_type', 'resource_class', 'usage',
                          'consumer_count')
 COUNT_KEY = 'consumer_count'
 PROJECT_GATES = (
-    ('consumer_type', bool, CONSUMER_TYPE_VERSION),
+    ('consumer_type', bool, 'consumer_types'),
 )
 
 
@@ -37,10 +36,11 @@ def consumer_type_rows(usages_by_type):
     return rows
 
 
-# The output of ``resource usage show`` by version: (since, columns, rows).
+# The output of ``resource usage show`` by version: (the feature that
+# brought it, columns, rows); the newest the version has is used.
 PROJECT_LAYOUTS = (
-    ('1.9', CLASS_COLUMNS, class_rows),
-    (CONSUMER_TYPE_VERSION, CONSUMER_TYPE_COLUMNS, consumer_type_rows),
+    ('project_usages', CLASS_COLUMNS, class_rows),
+    ('consumer_types', CONSUMER_TYPE_COLUMNS, consumer_type_rows),
 )
 
 
@@ -66,19 +66,21 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
     project identified by the ``project_id`` argument and user identified
     by the ``--user-id`` option.
 
-    From ``--os-placement-api-version 1.38`` usages are reported per
-    consumer type, with the columns ``consumer_type, resource_class, usage,
-    consumer_count``: one row per consumer type and resource class, where
-    ``consumer_count`` is the number of consumers of that type.
-    Consumers created without a type are reported as ``unknown``. When the
-    version is negotiated (the default) it stops at 1.37 unless
-    ``--consumer-type`` is given, so the output keeps upstream's two columns
-    for scripts written for upstream osc-placement.
+    From ``--os-placement-api-version {consumer_types}`` usages are
+    reported per consumer type, with the columns ``consumer_type,
+    resource_class, usage, consumer_count``: one row per consumer type and
+    resource class, where ``consumer_count`` is the number of consumers of
+    that type. Consumers created without a type are reported as
+    ``unknown``. When the version is negotiated (the default) it stops at
+    {consumer_types.before} unless ``--consumer-type`` is given, so the
+    output keeps upstream's two columns for scripts written for upstream
+    osc-placement.
 
-    This command requires at least ``--os-placement-api-version 1.9``.
+    This command requires at least
+    ``--os-placement-api-version {project_usages}``.
     """
 
-    min_version = '1.9'
+    required_feature = 'project_usages'
     # A negotiated version keeps upstream's two columns unless the consumer
     # type is asked for (see version.COMPATIBLE_NEGOTIATION_CEILING).
     negotiation_ceiling = version.COMPATIBLE_NEGOTIATION_CEILING
@@ -94,10 +96,12 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
                             help='ID of the user.')
         parser.add_argument(
             '--consumer-type', metavar='<consumer_type>',
-            help='Only usages of consumers of this type, for example '
-                 'INSTANCE; "all" sums every type into one row group, '
-                 '"unknown" selects consumers without a type. This option '
-                 'requires at least ``--os-placement-api-version 1.38``.')
+            help=version.render(
+                'Only usages of consumers of this type, for example '
+                'INSTANCE; "all" sums every type into one row group, '
+                '"unknown" selects consumers without a type. This option '
+                'requires at least '
+                '``--os-placement-api-version {consumer_types}``.'))
         return parser
 
     def take_action(self, parsed_args):
@@ -114,5 +118,5 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
     def _layout(self):
         ver = version.get_version(self)
         return [(columns, to_rows)
-                for since, columns, to_rows in PROJECT_LAYOUTS
-                if version.at_least(ver, since)][-1]
+                for feature, columns, to_rows in PROJECT_LAYOUTS
+                if version.supports(ver, feature)][-1]

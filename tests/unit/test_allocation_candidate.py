@@ -364,7 +364,7 @@ class TestQueryAndGates(CandidateTestCase):
 
 
 class TestVersionTables(testtools.TestCase):
-    """The column tables, read through common.available_at."""
+    """The column tables, read through version.available."""
 
     def names_at(self, ver):
         args = argparse.Namespace(mappings=True)

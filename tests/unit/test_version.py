@@ -1,6 +1,185 @@
+import ast
+import glob
+import os
+import re
+
 import testtools
 
+from osc_placement.resources import common
 from osc_placement import version
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+# Every client module: the plugin, its commands and its HTTP layer (the
+# server keeps its own table).
+CLIENT_SOURCES = sorted(
+    glob.glob(os.path.join(TOP, 'osc_placement', '*.py'))
+    + glob.glob(os.path.join(TOP, 'osc_placement', 'resources', '*.py')))
+# "1.31" in a string, not "16.0" or "v1.2.3"-like parts of longer words.
+VERSION_TEXT = re.compile(r'(?<![\w.])1\.\d+\b')
+
+
+def version_literals(source, allowed=()):
+    """``(line, text)`` of every microversion written in ``source``: a
+    string naming one (help texts and docstrings too) or a ``(1, N)``
+    tuple, outside the line ranges ``allowed``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if any(first <= getattr(node, 'lineno', 0) <= last
+               for first, last in allowed):
+            continue
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and VERSION_TEXT.search(node.value)):
+            found.append((node.lineno, node.value))
+        elif _is_version_tuple(node):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def _is_version_tuple(node):
+    return (isinstance(node, ast.Tuple) and len(node.elts) == 2
+            and all(isinstance(e, ast.Constant) and type(e.value) is int
+                    for e in node.elts)
+            and node.elts[0].value == 1)
+
+
+def table_lines(source):
+    """The lines of ``FEATURES = {...}``: the one place versions are
+    written."""
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign)
+                and [t.id for t in node.targets] == ['FEATURES']):
+            return [(node.lineno, node.end_lineno)]
+    raise AssertionError('version.py has no FEATURES table')
+
+
+class TestOneTable(testtools.TestCase):
+    """The client writes microversions down in version.FEATURES only."""
+
+    def test_no_version_literal_outside_the_table(self):
+        found = []
+        for path in CLIENT_SOURCES:
+            with open(path) as source_file:
+                source = source_file.read()
+            allowed = (table_lines(source)
+                       if path.endswith(os.path.join('osc_placement',
+                                                     'version.py'))
+                       else ())
+            found += ['%s:%d: %r' % (os.path.relpath(path, TOP), line, text)
+                      for line, text in version_literals(source, allowed)]
+        self.assertEqual([], found, 'name a feature of version.FEATURES '
+                         'instead (version.render for texts)')
+
+    def test_guard_sees_strings_docstrings_and_tuples(self):
+        source = ('"""Since 1.31."""\n'
+                  'HELP = "requires 1.2 or later"\n'
+                  'OK = "16.0 and 1.0x"\n'
+                  'if ver >= (1, 39): pass\n')
+        self.assertEqual([1, 2, 4], [line for line, _ in
+                                     version_literals(source)])
+
+    def test_the_client_sources_are_found(self):
+        names = {os.path.basename(path) for path in CLIENT_SOURCES}
+        self.assertLessEqual({'version.py', 'explain.py', 'http.py',
+                              'allocation_candidate.py'}, names)
+
+    def test_every_feature_named_in_a_table_exists(self):
+        for module, attribute, feature in _named_features():
+            self.assertTrue(feature in version.FEATURES,
+                            '%s.%s names %r, which version.FEATURES has not'
+                            % (module.__name__, attribute, feature))
+
+    def test_every_feature_asked_for_in_code_exists(self):
+        asked = ('require_feature', 'supports_feature', 'supports', 'since',
+                 'before')
+        for path in CLIENT_SOURCES:
+            with open(path) as source_file:
+                tree = ast.parse(source_file.read())
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call)
+                        and getattr(node.func, 'attr', None) in asked):
+                    continue
+                for arg in node.args:
+                    if (isinstance(arg, ast.Constant)
+                            and isinstance(arg.value, str)):
+                        self.assertTrue(
+                            arg.value in version.FEATURES,
+                            '%s:%d asks for %r, which version.FEATURES has '
+                            'not' % (path, node.lineno, arg.value))
+
+
+# Where the feature sits in the rows of each kind of table, by the end of
+# the table's name: gates end with it, columns are (name, feature), consumer
+# options (option, dest, feature), warnings (dests, feature, text), layouts
+# (feature, columns, rows).
+FEATURE_POSITION = {'GATES': -1, 'COLUMNS': 1, 'CONSUMER_OPTIONS': 2,
+                    'IGNORED_OPTION_WARNINGS': 1, 'PROJECT_LAYOUTS': 0}
+
+
+def _named_features():
+    """``(module, attribute, feature)`` for every feature a command module
+    names in a gate, column or option table, or as a command's required
+    feature."""
+    import importlib
+    import inspect
+    for path in glob.glob(os.path.join(TOP, 'osc_placement', 'resources',
+                                       '*.py')):
+        name = os.path.splitext(os.path.basename(path))[0]
+        module = importlib.import_module('osc_placement.resources.' + name)
+        for attribute, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(
+                    value, common.PlacementCommand):
+                yield module, attribute, value.required_feature
+                continue
+            for ending, position in FEATURE_POSITION.items():
+                if attribute.endswith(ending) and _is_table(value):
+                    for row in value:
+                        yield module, attribute, row[position]
+
+
+def _is_table(value):
+    # Tables of rows; plain tuples of names (RESOURCE_COLUMNS) are not.
+    return isinstance(value, tuple) and all(
+        isinstance(row, tuple) for row in value)
+
+
+class TestFeatures(testtools.TestCase):
+
+    def test_rows_are_oldest_first(self):
+        order = [version.as_tuple(feature.microversion)
+                 for feature in version.FEATURES.values()]
+        self.assertEqual(sorted(order), order)
+
+    def test_since_before_and_supports(self):
+        self.assertEqual('1.38', version.since('consumer_types'))
+        self.assertEqual('1.37', version.before('consumer_types'))
+        self.assertTrue(version.supports('1.38', 'consumer_types'))
+        self.assertFalse(version.supports('1.37', 'consumer_types'))
+        self.assertRaises(ValueError, version.before, 'base')
+        self.assertRaises(KeyError, version.since, 'warp_drive')
+
+    def test_supports_takes_the_tuples_explain_keeps(self):
+        self.assertTrue(version.supports((1, 39), 'any_of_traits'))
+        self.assertFalse(version.supports((1, 38), 'any_of_traits'))
+
+    def test_available_keeps_table_order(self):
+        table = (('a', 'base'), ('b', 'consumer_types'),
+                 ('c', 'consumer_details'))
+        self.assertEqual(('a', 'c'), version.available(table, '1.12'))
+        self.assertEqual(('a', 'b', 'c'), version.available(table, '1.39'))
+
+    def test_render_fills_features_and_the_version_before(self):
+        self.assertEqual(
+            'requires 1.6; stops at 1.37',
+            version.render('requires {traits}; stops at '
+                           '{consumer_types.before}'))
+
+    def test_render_refuses_an_unknown_name(self):
+        error = self.assertRaises(KeyError, version.render, 'GET /{uuid}')
+        self.assertIn('uuid', str(error))
+
+    def test_negotiation_ceiling_is_the_version_before_consumer_types(self):
+        self.assertEqual('1.37', version.COMPATIBLE_NEGOTIATION_CEILING)
 
 
 class TestVersionTable(testtools.TestCase):
@@ -140,6 +319,17 @@ class TestGetVersion(testtools.TestCase):
         self.assertTrue(cmd.compare_version(version.ge('1.20')))
         self.assertFalse(cmd.compare_version(version.ge('1.21')))
         self.assertRaises(ValueError, cmd.check_version, version.ge('1.21'))
+
+    def test_mixin_asks_by_feature(self):
+        cmd = _Cmd(_Manager(session=object(), placement=_Client()))
+        self.assertTrue(cmd.supports_feature('create_returns_provider'))
+        self.assertFalse(cmd.supports_feature('candidate_member_of'))
+        cmd.require_feature('create_returns_provider')
+        error = self.assertRaises(ValueError, cmd.require_feature,
+                                  'candidate_member_of')
+        self.assertEqual('Operation or argument is not supported with '
+                         'version 1.20; requires at least version 1.21',
+                         str(error))
 
     def test_requested_version_is_none_when_negotiating(self):
         app = type('App', (), {'client_manager': _Manager(None)})()
