@@ -1,9 +1,9 @@
 """Placement microversions as the client knows them.
 
-``FEATURES`` is the client's one microversion table: every feature a
-command or its help text refers to, by name, with the microversion that
-brought it and what it is. The supported microversions are the ones the
-table names, every one from ``MIN_VERSION`` to ``MAX_VERSION``. Commands
+``FEATURES`` is the client's one microversion table: the features every
+supported microversion brought, by name, each with its microversion and
+what it is. The supported microversions are the ones the table names,
+every one from ``MIN_VERSION`` to ``MAX_VERSION``. Commands
 ask the table by name: ``since`` for a feature's microversion,
 ``supports`` for a version that has it, ``CheckerMixin.require_feature`` to
 refuse with upstream osc-placement's text (a ``ValueError``, which cliff
