@@ -79,7 +79,9 @@ class Router:
     def __init__(self, table):
         self._static = {}
         self._patterns = []
-        for template, methods in table:
+        for template, steps in table:
+            methods = {method: routes.chained(method_steps)
+                       for method, method_steps in steps.items()}
             if '{' in template:
                 regex = re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', template)
                 self._patterns.append((re.compile(regex + '$'), methods))

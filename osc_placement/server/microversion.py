@@ -37,7 +37,7 @@ class Version(tuple):
 
     def supports(self, rule):
         """Whether this version has the row of RULES named ``rule``."""
-        return self >= _SINCE[rule]
+        return self >= SINCE[rule]
 
     def __str__(self):
         return '%d.%d' % self
@@ -107,9 +107,10 @@ RULES = _rules(
     ('consumer_types', '1.38', 'consumer types'),
     ('any_traits', '1.39', 'any-of traits in required'),
 )
-_SINCE = {rule.name: rule.since for rule in RULES}
+# The version each rule starts at, by name.
+SINCE = {rule.name: rule.since for rule in RULES}
 # The versions this server answers, oldest first: those a row starts at.
-KNOWN = tuple(sorted(set(_SINCE.values())))
+KNOWN = tuple(sorted(set(SINCE.values())))
 MIN_VERSION = KNOWN[0]
 MAX_VERSION = KNOWN[-1]
 _ANSWERED = frozenset(KNOWN)

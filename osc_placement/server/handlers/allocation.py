@@ -20,7 +20,6 @@ LOG = logging.getLogger(__name__)
 
 # -- reads ---------------------------------------------------------------
 
-@wsgi.accept_json
 def get_allocations(req):
     req.authorize('placement:allocations:list')
     uuid = req.url_vars['consumer_uuid']
@@ -47,7 +46,6 @@ def _consumer_fields(version, consumer):
     return fields
 
 
-@wsgi.accept_json
 def list_provider_allocations(req):
     req.authorize('placement:resource_providers:allocations:list')
     uuid = req.url_vars['uuid']
@@ -111,7 +109,6 @@ def write_or_409(db, fn, *args, conflict=alloc_obj.CONCURRENT):
         raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
 
 
-@wsgi.require_json
 def set_allocations(req):
     req.authorize('placement:allocations:update')
     uuid = _consumer_uuid_or_400(req.url_vars['consumer_uuid'])
@@ -124,8 +121,6 @@ def set_allocations(req):
     return wsgi.Response(204)
 
 
-@wsgi.since('multi_consumer_allocations')
-@wsgi.require_json
 def manage_allocations(req):
     req.authorize('placement:allocations:manage')
     data = req.json_body(schemas.for_version(schema.POST, req.version))

@@ -10,8 +10,6 @@ from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import trait as trait_obj
 
 
-@wsgi.since('allocation_candidates')
-@wsgi.accept_json
 def list_candidates(req):
     req.authorize('placement:allocation_candidates:list')
     # Parsing is pure: a bad query costs no database round trip.

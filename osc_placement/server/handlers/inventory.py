@@ -21,7 +21,6 @@ def _one_body(record, provider_generation):
     return body
 
 
-@wsgi.accept_json
 def list_inventories(req):
     req.authorize('placement:resource_providers:inventories:list')
     uuid = req.url_vars['uuid']
@@ -35,7 +34,6 @@ def list_inventories(req):
     return wsgi.cached(req, wsgi.Response(200, body), latest)
 
 
-@wsgi.accept_json
 def show_inventory(req):
     req.authorize('placement:resource_providers:inventories:show')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
@@ -59,7 +57,6 @@ def _capacity_or_400(records, uuid, version, action):
                                 'provider %s: %s' % (action, uuid, problem))
 
 
-@wsgi.require_json
 def create_inventory(req):
     req.authorize('placement:resource_providers:inventories:create')
     uuid = req.url_vars['uuid']
@@ -83,7 +80,6 @@ def _create(conn, uuid, name, record):
     return inv_obj.add(conn, provider, ids[name], record)
 
 
-@wsgi.require_json
 def set_inventories(req):
     req.authorize('placement:resource_providers:inventories:update')
     uuid = req.url_vars['uuid']
@@ -117,7 +113,6 @@ def _set_all(conn, uuid, given_generation, records, version):
         inv_obj.in_use_conflict(conn, uuid))
 
 
-@wsgi.since('delete_all_inventories', status=405)
 def delete_inventories(req):
     req.authorize('placement:resource_providers:inventories:delete')
     req.db.run_write(_delete_all, req.url_vars['uuid'])
@@ -130,7 +125,6 @@ def _delete_all(conn, uuid):
                         inv_obj.in_use_conflict(conn, uuid, prefix=''))
 
 
-@wsgi.require_json
 def update_inventory(req):
     req.authorize('placement:resource_providers:inventories:update')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']

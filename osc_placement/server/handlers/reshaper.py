@@ -7,8 +7,6 @@ from osc_placement.server.objects import reshaper as reshaper_obj
 from osc_placement.server.schemas import reshaper as schema
 
 
-@wsgi.since('reshaper')
-@wsgi.require_json
 def reshape(req):
     req.authorize('placement:reshaper:reshape')
     data = req.json_body(schemas.for_version(schema.RESHAPE, req.version))

@@ -9,8 +9,6 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class as rc_obj
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = 'resource_classes'
-
 
 def _class_json(req, name):
     return {'name': name, 'links': [
@@ -25,8 +23,6 @@ def _changed(row):
     return row['updated_at'] or row['created_at'] or tables.utcnow()
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_classes(req):
     req.authorize('placement:resource_classes:list')
     with req.db.read() as conn:
@@ -36,8 +32,6 @@ def list_classes(req):
     return wsgi.cached(req, wsgi.Response(200, body), latest)
 
 
-@wsgi.since(_SINCE)
-@wsgi.require_json
 def create_class(req):
     req.authorize('placement:resource_classes:create')
     name = req.json_body(schemas.RESOURCE_CLASS)['name']
@@ -60,8 +54,6 @@ def _create(conn, name):
         raise db_engine.Retry()
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def show_class(req):
     req.authorize('placement:resource_classes:show')
     name = req.url_vars['name']
@@ -73,15 +65,14 @@ def show_class(req):
                        _changed(row))
 
 
-@wsgi.since(_SINCE)
 def update_class(req):
     if req.version.supports('rc_put_create'):
         return _create_or_verify(req)
     return _rename(req)
 
 
-@wsgi.require_json
 def _rename(req):
+    wsgi.check_json_body(req)
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
     new_name = req.json_body(schemas.RESOURCE_CLASS)['name']
@@ -118,7 +109,6 @@ def _ensure(conn, name):
     return True
 
 
-@wsgi.since(_SINCE)
 def delete_class(req):
     req.authorize('placement:resource_classes:delete')
     req.db.run_write(_delete, req.url_vars['name'])

@@ -13,7 +13,6 @@ from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import resource_provider as schema
 
 
-@wsgi.accept_json
 def list_providers(req):
     req.authorize('placement:resource_providers:list')
     group = request_groups.parse_provider_filters(list(req.GET.items()),
@@ -46,7 +45,6 @@ def _resolved_filters(conn, group):
             'forbidden_aggs': set(group.forbidden_aggs)}
 
 
-@wsgi.require_json
 def create_provider(req):
     req.authorize('placement:resource_providers:create')
     data = req.json_body(schemas.for_version(schema.CREATE, req.version))
@@ -63,7 +61,6 @@ def create_provider(req):
     return wsgi.cached(req, resp, common.changed_at(row))
 
 
-@wsgi.accept_json
 def show_provider(req):
     req.authorize('placement:resource_providers:show')
     with req.db.read() as conn:
@@ -72,7 +69,6 @@ def show_provider(req):
                        common.changed_at(row))
 
 
-@wsgi.require_json
 def update_provider(req):
     req.authorize('placement:resource_providers:update')
     uuid = req.url_vars['uuid']

@@ -13,7 +13,6 @@ from osc_placement.server.objects import generation
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = 'traits'
 _CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "
                        "Please update the generation and try again.")
@@ -41,8 +40,6 @@ def _associated_filter(value):
     return {'associated': value.lower() == 'true'}
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_traits(req):
     req.authorize('placement:traits:list')
     params = req.query(schemas.TRAITS_QUERY)
@@ -63,8 +60,6 @@ def _no_such_trait(name):
     return errors.NotFound('No such trait(s): %s.' % name)
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def show_trait(req):
     req.authorize('placement:traits:show')
     name = req.url_vars['name']
@@ -75,7 +70,6 @@ def show_trait(req):
     return wsgi.cached(req, wsgi.Response(204), row['created_at'])
 
 
-@wsgi.since(_SINCE)
 def put_trait(req):
     req.authorize('placement:traits:update')
     name = req.url_vars['name']
@@ -101,7 +95,6 @@ def _ensure_trait(conn, name):
     return True, tables.utcnow()
 
 
-@wsgi.since(_SINCE)
 def delete_trait(req):
     req.authorize('placement:traits:delete')
     req.db.run_write(_delete_trait, req.url_vars['name'])
@@ -132,8 +125,6 @@ def _provider_traits_response(req, traits, provider_generation):
     return wsgi.cached(req, wsgi.Response(200, body), latest)
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_provider_traits(req):
     req.authorize('placement:resource_providers:traits:list')
     uuid = req.url_vars['uuid']
@@ -147,8 +138,6 @@ def _conflict():
     return errors.Conflict(_GENERATION_CHANGED, code=errors.CONCURRENT_UPDATE)
 
 
-@wsgi.since(_SINCE)
-@wsgi.require_json
 def set_provider_traits(req):
     req.authorize('placement:resource_providers:traits:update')
     data = req.json_body(schemas.PROVIDER_TRAITS)
@@ -182,7 +171,6 @@ def _replace(conn, provider, wanted):
     return new_generation
 
 
-@wsgi.since(_SINCE)
 def delete_provider_traits(req):
     req.authorize('placement:resource_providers:traits:delete')
     req.db.run_write(_delete_traits, req.url_vars['uuid'])

@@ -7,7 +7,6 @@ from osc_placement.server.objects import usage as usage_obj
 from osc_placement.server.schemas import misc as schemas
 
 
-@wsgi.accept_json
 def provider_usages(req):
     req.authorize('placement:resource_providers:usages')
     uuid = req.url_vars['uuid']
@@ -21,8 +20,6 @@ def provider_usages(req):
     return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
 
 
-@wsgi.since('usages')
-@wsgi.accept_json
 def project_usages(req):
     req.authorize('placement:usages',
                   {'project_id': req.GET.get('project_id')})
