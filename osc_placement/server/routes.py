@@ -15,8 +15,8 @@ failing two checks gets):
 """
 
 from osc_placement.server import errors
+from osc_placement.server import http_api
 from osc_placement.server import microversion
-from osc_placement.server import wsgi
 from osc_placement.server.handlers import aggregate
 from osc_placement.server.handlers import allocation
 from osc_placement.server.handlers import allocation_candidate
@@ -46,7 +46,7 @@ class Since:
         if self.status == 405:
             raise errors.method_not_allowed(
                 req.method, req.app.router.allowed(req.path_info))
-        raise wsgi.not_found()
+        raise http_api.not_found()
 
 
 def chained(steps):
@@ -62,8 +62,8 @@ def chained(steps):
     return run
 
 
-_ACCEPT = wsgi.check_accept_json
-_BODY = wsgi.check_json_body
+_ACCEPT = http_api.check_accept_json
+_BODY = http_api.check_json_body
 _CLASSES = Since('resource_classes')
 _TRAITS = Since('traits')
 _AGGREGATES = Since('aggregates')

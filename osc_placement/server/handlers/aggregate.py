@@ -1,7 +1,7 @@
 """/resource_providers/{uuid}/aggregates (1.1)."""
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import aggregate as agg_obj
@@ -16,7 +16,7 @@ def _body(req, aggregates, provider_generation):
     body = {'aggregates': aggregates}
     if req.version.supports('aggregate_generation'):
         body['resource_provider_generation'] = provider_generation
-    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body), tables.utcnow())
 
 
 def get_aggregates(req):

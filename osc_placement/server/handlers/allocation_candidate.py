@@ -1,6 +1,6 @@
 """GET /allocation_candidates (1.10)."""
 
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
@@ -21,9 +21,9 @@ def list_candidates(req):
         body = candidate_api.answer_in_windows(
             request, _reader(conn, request),
             search_options(req.app.conf.placement), held)
-    resp = wsgi.Response(200, body)
+    resp = http_api.Response(200, body)
     resp.held = held
-    return wsgi.cached(req, resp, tables.utcnow())
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _reader(conn, request):

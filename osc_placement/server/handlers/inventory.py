@@ -1,7 +1,7 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import generation
@@ -31,7 +31,7 @@ def list_inventories(req):
         records, latest = inv_obj.get_all(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'inventories': records}
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
 def show_inventory(req):
@@ -46,8 +46,8 @@ def show_inventory(req):
         raise errors.NotFound('No inventory of class %s for %s'
                               % (name, uuid))
     record = {f: row[f] for f in inv_obj.FIELDS}
-    resp = wsgi.Response(200, _one_body(record, provider['generation']))
-    return wsgi.cached(req, resp, common.changed_at(row))
+    resp = http_api.Response(200, _one_body(record, provider['generation']))
+    return http_api.cached(req, resp, common.changed_at(row))
 
 
 def _capacity_or_400(records, uuid, version, action):
@@ -67,9 +67,9 @@ def create_inventory(req):
     record = inv_obj.with_defaults(data)
     _capacity_or_400({name: record}, uuid, req.version, 'create')
     new_generation = req.db.run_write(_create, uuid, name, record)
-    resp = wsgi.Response(201, _one_body(record, new_generation),
-                         [('Location', _location(req, uuid, name))])
-    return wsgi.cached(req, resp, tables.utcnow())
+    resp = http_api.Response(201, _one_body(record, new_generation),
+                             [('Location', _location(req, uuid, name))])
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _create(conn, uuid, name, record):
@@ -94,8 +94,8 @@ def set_inventories(req):
         req.version)
     body = {'resource_provider_generation': new_generation,
             'inventories': records}
-    return wsgi.cached(req, wsgi.Response(200, body),
-                       tables.utcnow() if records else None)
+    return http_api.cached(req, http_api.Response(200, body),
+                           tables.utcnow() if records else None)
 
 
 def _set_all(conn, uuid, given_generation, records, version):
@@ -116,7 +116,7 @@ def _set_all(conn, uuid, given_generation, records, version):
 def delete_inventories(req):
     req.authorize('placement:resource_providers:inventories:delete')
     req.db.run_write(_delete_all, req.url_vars['uuid'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_all(conn, uuid):
@@ -136,8 +136,8 @@ def update_inventory(req):
     new_generation = req.db.run_write(
         _update_one, uuid, name, data['resource_provider_generation'],
         record, req.version)
-    resp = wsgi.Response(200, _one_body(record, new_generation))
-    return wsgi.cached(req, resp, tables.utcnow())
+    resp = http_api.Response(200, _one_body(record, new_generation))
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _update_one(conn, uuid, name, given_generation, record, version):
@@ -158,7 +158,7 @@ def delete_inventory(req):
     req.authorize('placement:resource_providers:inventories:delete')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
     req.db.run_write(_delete_one, uuid, name)
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_one(conn, uuid, name):

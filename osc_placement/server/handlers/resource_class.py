@@ -3,7 +3,7 @@
 import sqlalchemy as sa
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class as rc_obj
@@ -29,14 +29,14 @@ def list_classes(req):
         rows = rc_obj.list_all(conn)
     body = {'resource_classes': [_class_json(req, r['name']) for r in rows]}
     latest = max((_changed(r) for r in rows), default=tables.utcnow())
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
 def create_class(req):
     req.authorize('placement:resource_classes:create')
     name = req.json_body(schemas.RESOURCE_CLASS)['name']
     req.db.run_write(_create, name)
-    return wsgi.Response(201, None, _location(req, name))
+    return http_api.Response(201, None, _location(req, name))
 
 
 def _conflict(name):
@@ -61,8 +61,8 @@ def show_class(req):
         row = rc_obj.get(conn, name)
     if row is None:
         raise errors.NotFound('No such resource class %s.' % name)
-    return wsgi.cached(req, wsgi.Response(200, _class_json(req, name)),
-                       _changed(row))
+    return http_api.cached(req, http_api.Response(200, _class_json(req, name)),
+                           _changed(row))
 
 
 def update_class(req):
@@ -72,12 +72,12 @@ def update_class(req):
 
 
 def _rename(req):
-    wsgi.check_json_body(req)
+    http_api.check_json_body(req)
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
     new_name = req.json_body(schemas.RESOURCE_CLASS)['name']
     req.db.run_write(_do_rename, name, new_name)
-    return wsgi.Response(200, _class_json(req, new_name))
+    return http_api.Response(200, _class_json(req, new_name))
 
 
 def _do_rename(conn, name, new_name):
@@ -95,11 +95,11 @@ def _do_rename(conn, name, new_name):
 def _create_or_verify(req):
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
-    wsgi.validate({'name': name}, schemas.RESOURCE_CLASS,
-                  'JSON does not validate: %s')
+    http_api.validate({'name': name}, schemas.RESOURCE_CLASS,
+                      'JSON does not validate: %s')
     created = req.db.run_write(_ensure, name)
-    return wsgi.Response(201 if created else 204, None,
-                         _location(req, name))
+    return http_api.Response(201 if created else 204, None,
+                             _location(req, name))
 
 
 def _ensure(conn, name):
@@ -112,7 +112,7 @@ def _ensure(conn, name):
 def delete_class(req):
     req.authorize('placement:resource_classes:delete')
     req.db.run_write(_delete, req.url_vars['name'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete(conn, name):

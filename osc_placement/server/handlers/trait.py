@@ -5,7 +5,7 @@ import re
 import sqlalchemy as sa
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
@@ -53,7 +53,7 @@ def list_traits(req):
     latest = max((r['updated_at'] or r['created_at'] for r in rows),
                  default=tables.utcnow())
     body = {'traits': [r['name'] for r in rows]}
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
 def _no_such_trait(name):
@@ -67,7 +67,7 @@ def show_trait(req):
         row = trait_obj.get(conn, name)
     if row is None:
         raise _no_such_trait(name)
-    return wsgi.cached(req, wsgi.Response(204), row['created_at'])
+    return http_api.cached(req, http_api.Response(204), row['created_at'])
 
 
 def put_trait(req):
@@ -79,9 +79,9 @@ def put_trait(req):
             'characters, start with the prefix "CUSTOM_" and use following '
             'characters: "A"-"Z", "0"-"9" and "_"')
     created, created_at = req.db.run_write(_ensure_trait, name)
-    resp = wsgi.Response(201 if created else 204, None, [
+    resp = http_api.Response(201 if created else 204, None, [
         ('Location', req.location('/traits/' + name))])
-    return wsgi.cached(req, resp, created_at)
+    return http_api.cached(req, resp, created_at)
 
 
 def _ensure_trait(conn, name):
@@ -98,7 +98,7 @@ def _ensure_trait(conn, name):
 def delete_trait(req):
     req.authorize('placement:traits:delete')
     req.db.run_write(_delete_trait, req.url_vars['name'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_trait(conn, name):
@@ -122,7 +122,7 @@ def _provider_traits_response(req, traits, provider_generation):
             'resource_provider_generation': provider_generation}
     latest = max((when for _, when in traits if when is not None),
                  default=tables.utcnow())
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
 def list_provider_traits(req):
@@ -174,7 +174,7 @@ def _replace(conn, provider, wanted):
 def delete_provider_traits(req):
     req.authorize('placement:resource_providers:traits:delete')
     req.db.run_write(_delete_traits, req.url_vars['uuid'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_traits(conn, uuid):

@@ -1,4 +1,9 @@
-"""Request and response types shared by the app and the handlers."""
+"""The HTTP vocabulary the app and the handlers share: the Request and
+Response types, the checks on a request's text, body, media types and
+query (JSON schemas), and the cache headers of an answer.
+
+Which checks a route makes before its handler, and its version gate, are
+listed in routes.py."""
 
 import email.utils
 import functools
