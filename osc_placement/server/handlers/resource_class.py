@@ -72,6 +72,7 @@ def update_class(req):
 
 
 def _rename(req):
+    # Only the rename takes a body, so its check is here, not in the route.
     http_api.check_json_body(req)
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
