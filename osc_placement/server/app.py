@@ -15,10 +15,10 @@ from oslo_middleware import cors as cors_middleware
 from oslo_middleware import http_proxy_to_wsgi
 
 from osc_placement.server import errors
+from osc_placement.server import http_api
 from osc_placement.server import microversion
 from osc_placement.server import policy
 from osc_placement.server import routes
-from osc_placement.server import wsgi
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import sync
@@ -79,7 +79,9 @@ class Router:
     def __init__(self, table):
         self._static = {}
         self._patterns = []
-        for template, methods in table:
+        for template, steps in table:
+            methods = {method: routes.chained(method_steps)
+                       for method, method_steps in steps.items()}
             if '{' in template:
                 regex = re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', template)
                 self._patterns.append((re.compile(regex + '$'), methods))
@@ -150,7 +152,7 @@ class PlacementApp:
         policy.authorize(self.enforcer, context, name, target)
 
     def __call__(self, environ, start_response):
-        req = wsgi.Request(environ)
+        req = http_api.Request(environ)
         req.app = self
         req.context = _context_from(environ)
         # The raw PATH_INFO: the decoded one may not exist (not UTF-8).
@@ -176,10 +178,10 @@ class PlacementApp:
         req.version = microversion.parse(
             req.environ.get(microversion.ENVIRON_HEADER))
         self._check_body_headers(req)
-        wsgi.check_request_text(req)
+        http_api.check_request_text(req)
         methods, url_vars = self.router.match(req.path_info)
         if methods is None:
-            raise wsgi.not_found()
+            raise http_api.not_found()
         handler = methods.get(req.method)
         if handler is None:
             raise errors.method_not_allowed(req.method, list(methods))
@@ -208,19 +210,19 @@ class PlacementApp:
         if req.method == 'HEAD':
             # WebOb answers HEAD with the bare error: no body, its
             # default content type.
-            resp = wsgi.Response(err.status, b'', headers,
-                                 errors.HTML_TYPE)
+            resp = http_api.Response(err.status, b'', headers,
+                                     errors.HTML_TYPE)
         elif kind == errors.JSON_TYPE:
             with_code = (req.version is not None
                          and req.version.supports('error_codes'))
             body = err.as_dict(req.environ,
                                req.environ.get('openstack.request_id'),
                                with_code)
-            resp = wsgi.Response(err.status, body, headers)
+            resp = http_api.Response(err.status, body, headers)
         else:
             content_type, page = err.as_page(req.environ,
                                              html=kind is not None)
-            resp = wsgi.Response(err.status, page, headers, content_type)
+            resp = http_api.Response(err.status, page, headers, content_type)
         resp.vary = err.vary
         return resp
 

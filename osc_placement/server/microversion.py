@@ -1,10 +1,13 @@
-"""Microversions: the version table, header parsing and comparisons.
+"""Microversions: the rule table, header parsing and comparisons.
 
-A request's version is a ``Version`` (a ``(major, minor)`` tuple), so code
-compares with ``version >= (1, 25)``. What each version adds is data in
-``VERSIONS``; code asks ``version.supports('feature')`` or compares tuples.
+Every version-dependent rule of the server -- a route, a query parameter,
+a body field, a candidate semantic, a response shape -- is a named row of
+``RULES``; code asks ``req.version.supports('same_subtree')`` and never
+compares version numbers itself. A ``Version`` is still a comparable
+``(major, minor)`` tuple, so it keys caches and sorts like one.
 """
 
+import collections
 import re
 
 from osc_placement.server import errors
@@ -13,81 +16,7 @@ SERVICE = 'placement'
 HEADER = 'OpenStack-API-Version'
 ENVIRON_HEADER = 'HTTP_OPENSTACK_API_VERSION'
 
-# One row per microversion: (minor, short description of what it adds).
-VERSIONS = (
-    (0, 'base: providers, inventories, usages, allocations'),
-    (1, 'provider aggregates'),
-    (2, 'resource classes'),
-    (3, 'member_of on GET /resource_providers'),
-    (4, 'resources on GET /resource_providers'),
-    (5, 'DELETE all inventories'),
-    (6, 'traits'),
-    (7, 'PUT /resource_classes/{name} is create-or-verify'),
-    (8, 'project_id and user_id required in allocations'),
-    (9, 'GET /usages'),
-    (10, 'GET /allocation_candidates'),
-    (11, 'allocations link on providers'),
-    (12, 'dict-format allocations'),
-    (13, 'POST /allocations'),
-    (14, 'nested providers, in_tree'),
-    (15, 'last-modified and cache-control'),
-    (16, 'limit on allocation candidates'),
-    (17, 'required traits on allocation candidates'),
-    (18, 'required traits on GET /resource_providers'),
-    (19, 'aggregates carry the provider generation'),
-    (20, 'POST /resource_providers returns the provider'),
-    (21, 'member_of on allocation candidates'),
-    (22, 'forbidden traits'),
-    (23, 'error codes'),
-    (24, 'repeated member_of'),
-    (25, 'granular request groups'),
-    (26, 'reserved may equal total'),
-    (27, 'all inventories in provider summaries'),
-    (28, 'consumer generations'),
-    (29, 'nested allocation candidates'),
-    (30, 'reshaper'),
-    (31, 'in_tree on allocation candidates'),
-    (32, 'forbidden aggregates'),
-    (33, 'string request group suffixes'),
-    (34, 'mappings in allocation requests'),
-    (35, 'root_required'),
-    (36, 'same_subtree and resourceless groups'),
-    (37, 'provider re-parenting'),
-    (38, 'consumer types'),
-    (39, 'any-of traits in required'),
-)
-
-# Named features, for code that reads better asking "does it support X".
-FEATURES = {
-    'aggregates': (1, 1),
-    'resource_classes': (1, 2),
-    'member_of': (1, 3),
-    'resources_filter': (1, 4),
-    'delete_all_inventories': (1, 5),
-    'traits': (1, 6),
-    'rc_put_create': (1, 7),
-    'allocation_project_user': (1, 8),
-    'usages': (1, 9),
-    'allocation_candidates': (1, 10),
-    'allocations_link': (1, 11),
-    'dict_allocations': (1, 12),
-    'multi_consumer_allocations': (1, 13),
-    'nested': (1, 14),
-    'cache_headers': (1, 15),
-    'required_filter': (1, 18),
-    'aggregate_generation': (1, 19),
-    'create_returns_body': (1, 20),
-    'forbidden_traits': (1, 22),
-    'error_codes': (1, 23),
-    'multi_member_of': (1, 24),
-    'reserved_eq_total': (1, 26),
-    'consumer_generations': (1, 28),
-    'reshaper': (1, 30),
-    'forbidden_aggregates': (1, 32),
-    'reparent': (1, 37),
-    'consumer_types': (1, 38),
-    'any_traits': (1, 39),
-}
+Rule = collections.namedtuple('Rule', 'name since what')
 
 
 class Version(tuple):
@@ -106,16 +35,85 @@ class Version(tuple):
     def minor(self):
         return self[1]
 
-    def supports(self, feature):
-        return self >= FEATURES[feature]
+    def supports(self, rule):
+        """Whether this version has the row of RULES named ``rule``."""
+        return self >= SINCE[rule]
 
     def __str__(self):
         return '%d.%d' % self
 
 
-MIN_VERSION = Version(1, VERSIONS[0][0])
-MAX_VERSION = Version(1, VERSIONS[-1][0])
-_KNOWN = frozenset(Version(1, minor) for minor, _ in VERSIONS)
+def _rules(*rows):
+    """Rules from (name, 'major.minor', what) rows, one name each."""
+    rules = tuple(Rule(name, Version(*map(int, since.split('.'))), what)
+                  for name, since, what in rows)
+    names = [rule.name for rule in rules]
+    if len(set(names)) != len(names):
+        raise ValueError('a rule name is used twice in RULES')
+    return rules
+
+
+# One row per version-dependent rule: its name, the version it starts at
+# and what it adds or changes. Every version has at least one row (its
+# own entry in upstream's history); several rules may share a version.
+RULES = _rules(
+    ('base', '1.0', 'providers, inventories, usages, allocations'),
+    ('aggregates', '1.1', 'provider aggregates'),
+    ('resource_classes', '1.2', 'resource classes'),
+    ('member_of', '1.3', 'member_of on GET /resource_providers'),
+    ('resources_filter', '1.4', 'resources on GET /resource_providers'),
+    ('delete_all_inventories', '1.5', 'DELETE all inventories'),
+    ('traits', '1.6', 'traits'),
+    ('rc_put_create', '1.7',
+     'PUT /resource_classes/{name} is create-or-verify'),
+    ('allocation_project_user', '1.8',
+     'project_id and user_id required in allocations'),
+    ('usages', '1.9', 'GET /usages'),
+    ('allocation_candidates', '1.10', 'GET /allocation_candidates'),
+    ('allocations_link', '1.11', 'allocations link on providers'),
+    ('dict_allocations', '1.12',
+     'dict-format allocations, in bodies and allocation requests'),
+    ('multi_consumer_allocations', '1.13', 'POST /allocations'),
+    ('nested', '1.14', 'nested providers, in_tree'),
+    ('cache_headers', '1.15', 'last-modified and cache-control'),
+    ('candidate_limit', '1.16', 'limit on allocation candidates'),
+    ('candidate_required', '1.17', 'required traits on allocation candidates'),
+    ('summary_traits', '1.17', 'traits in provider summaries'),
+    ('required_filter', '1.18', 'required traits on GET /resource_providers'),
+    ('aggregate_generation', '1.19',
+     'aggregates carry the provider generation'),
+    ('create_returns_body', '1.20',
+     'POST /resource_providers returns the provider'),
+    ('candidate_member_of', '1.21', 'member_of on allocation candidates'),
+    ('forbidden_traits', '1.22', 'forbidden traits'),
+    ('error_codes', '1.23', 'error codes'),
+    ('multi_member_of', '1.24', 'repeated member_of'),
+    ('granular', '1.25', 'granular request groups'),
+    ('reserved_eq_total', '1.26', 'reserved may equal total'),
+    ('summary_all_classes', '1.27',
+     'all inventories in provider summaries'),
+    ('consumer_generations', '1.28', 'consumer generations'),
+    ('nested_candidates', '1.29',
+     'nested allocation candidates: groups may span a tree'),
+    ('summary_tree', '1.29', 'parent and root in provider summaries'),
+    ('reshaper', '1.30', 'reshaper'),
+    ('candidate_in_tree', '1.31', 'in_tree on allocation candidates'),
+    ('forbidden_aggregates', '1.32', 'forbidden aggregates'),
+    ('string_suffixes', '1.33', 'string request group suffixes'),
+    ('mappings', '1.34', 'mappings in allocation requests'),
+    ('root_required', '1.35', 'root_required'),
+    ('same_subtree', '1.36', 'same_subtree and resourceless groups'),
+    ('reparent', '1.37', 'provider re-parenting'),
+    ('consumer_types', '1.38', 'consumer types'),
+    ('any_traits', '1.39', 'any-of traits in required'),
+)
+# The version each rule starts at, by name.
+SINCE = {rule.name: rule.since for rule in RULES}
+# The versions this server answers, oldest first: those a row starts at.
+KNOWN = tuple(sorted(set(SINCE.values())))
+MIN_VERSION = KNOWN[0]
+MAX_VERSION = KNOWN[-1]
+_ANSWERED = frozenset(KNOWN)
 _PAIR_SPLIT = re.compile(r'\s*,\s*')
 
 
@@ -152,7 +150,7 @@ def parse(header):
         raise errors.BadRequest(
             'Invalid microversion: invalid version string: %s; %s'
             % (value, exc))
-    if version not in _KNOWN:
+    if version not in _ANSWERED:
         raise _not_acceptable(value)
     return version
 

@@ -1,9 +1,22 @@
-"""The route table: path template -> {method: handler}.
+"""The route table: path template -> {method: [checks..., handler]}.
 
 Adding a route is one line here. Methods are listed in upstream's
 declaration order, which is the order of the ``Allow`` header on 405.
+
+Before its handler a method makes the checks listed, in the order
+upstream's decorators make them (the order decides which error a request
+failing two checks gets):
+
+- ``_ACCEPT``: 406 unless the client accepts JSON;
+- ``_BODY``: 415 unless the body is JSON;
+- ``Since(rule)``: the method's version gate. Below the version where
+  ``rule`` (a row of microversion.RULES) starts, the method is hidden:
+  404, or 405 where upstream answers so.
 """
 
+from osc_placement.server import errors
+from osc_placement.server import http_api
+from osc_placement.server import microversion
 from osc_placement.server.handlers import aggregate
 from osc_placement.server.handlers import allocation
 from osc_placement.server.handlers import allocation_candidate
@@ -15,46 +28,99 @@ from osc_placement.server.handlers import root
 from osc_placement.server.handlers import trait
 from osc_placement.server.handlers import usage
 
+
+class Since:
+    """A method's version gate (see the module docstring)."""
+
+    __slots__ = ('rule', 'status')
+
+    def __init__(self, rule, status=404):
+        if rule not in microversion.SINCE:
+            raise ValueError('no rule %r in microversion.RULES' % rule)
+        self.rule = rule
+        self.status = status
+
+    def __call__(self, req):
+        if req.version.supports(self.rule):
+            return
+        if self.status == 405:
+            raise errors.method_not_allowed(
+                req.method, req.app.router.allowed(req.path_info))
+        raise http_api.not_found()
+
+
+def chained(steps):
+    """One callable for a method's ``[checks..., handler]``."""
+    *checks, handler = steps
+    if not checks:
+        return handler
+
+    def run(req):
+        for check in checks:
+            check(req)
+        return handler(req)
+    return run
+
+
+_ACCEPT = http_api.check_accept_json
+_BODY = http_api.check_json_body
+_CLASSES = Since('resource_classes')
+_TRAITS = Since('traits')
+_AGGREGATES = Since('aggregates')
 _RP = '/resource_providers/{uuid}'
 
 ROUTES = [
-    ('', {'GET': root.home}),
-    ('/', {'GET': root.home}),
-    ('/resource_classes', {'GET': resource_class.list_classes,
-                           'POST': resource_class.create_class}),
-    ('/resource_classes/{name}', {'GET': resource_class.show_class,
-                                  'PUT': resource_class.update_class,
-                                  'DELETE': resource_class.delete_class}),
-    ('/resource_providers', {'GET': resource_provider.list_providers,
-                             'POST': resource_provider.create_provider}),
-    (_RP, {'GET': resource_provider.show_provider,
-           'DELETE': resource_provider.delete_provider,
-           'PUT': resource_provider.update_provider}),
-    (_RP + '/inventories', {'GET': inventory.list_inventories,
-                            'POST': inventory.create_inventory,
-                            'PUT': inventory.set_inventories,
-                            'DELETE': inventory.delete_inventories}),
+    ('', {'GET': [root.home]}),
+    ('/', {'GET': [root.home]}),
+    ('/resource_classes', {
+        'GET': [_ACCEPT, _CLASSES, resource_class.list_classes],
+        'POST': [_CLASSES, _BODY, resource_class.create_class]}),
+    ('/resource_classes/{name}', {
+        'GET': [_ACCEPT, _CLASSES, resource_class.show_class],
+        'PUT': [_CLASSES, resource_class.update_class],
+        'DELETE': [_CLASSES, resource_class.delete_class]}),
+    ('/resource_providers', {
+        'GET': [_ACCEPT, resource_provider.list_providers],
+        'POST': [_BODY, resource_provider.create_provider]}),
+    (_RP, {
+        'GET': [_ACCEPT, resource_provider.show_provider],
+        'DELETE': [resource_provider.delete_provider],
+        'PUT': [_BODY, resource_provider.update_provider]}),
+    (_RP + '/inventories', {
+        'GET': [_ACCEPT, inventory.list_inventories],
+        'POST': [_BODY, inventory.create_inventory],
+        'PUT': [_BODY, inventory.set_inventories],
+        'DELETE': [Since('delete_all_inventories', status=405),
+                   inventory.delete_inventories]}),
     (_RP + '/inventories/{resource_class}', {
-        'GET': inventory.show_inventory,
-        'PUT': inventory.update_inventory,
-        'DELETE': inventory.delete_inventory}),
-    (_RP + '/usages', {'GET': usage.provider_usages}),
-    (_RP + '/aggregates', {'GET': aggregate.get_aggregates,
-                           'PUT': aggregate.set_aggregates}),
-    ('/traits', {'GET': trait.list_traits}),
-    ('/traits/{name}', {'GET': trait.show_trait,
-                        'PUT': trait.put_trait,
-                        'DELETE': trait.delete_trait}),
-    (_RP + '/traits', {'GET': trait.list_provider_traits,
-                       'PUT': trait.set_provider_traits,
-                       'DELETE': trait.delete_provider_traits}),
-    ('/usages', {'GET': usage.project_usages}),
-    (_RP + '/allocations', {'GET': allocation.list_provider_allocations}),
-    ('/allocations', {'POST': allocation.manage_allocations}),
+        'GET': [_ACCEPT, inventory.show_inventory],
+        'PUT': [_BODY, inventory.update_inventory],
+        'DELETE': [inventory.delete_inventory]}),
+    (_RP + '/usages', {'GET': [_ACCEPT, usage.provider_usages]}),
+    (_RP + '/aggregates', {
+        'GET': [_ACCEPT, _AGGREGATES, aggregate.get_aggregates],
+        'PUT': [_BODY, _AGGREGATES, aggregate.set_aggregates]}),
+    ('/traits', {'GET': [_ACCEPT, _TRAITS, trait.list_traits]}),
+    ('/traits/{name}', {
+        'GET': [_ACCEPT, _TRAITS, trait.show_trait],
+        'PUT': [_TRAITS, trait.put_trait],
+        'DELETE': [_TRAITS, trait.delete_trait]}),
+    (_RP + '/traits', {
+        'GET': [_ACCEPT, _TRAITS, trait.list_provider_traits],
+        'PUT': [_TRAITS, _BODY, trait.set_provider_traits],
+        'DELETE': [_TRAITS, trait.delete_provider_traits]}),
+    ('/usages', {'GET': [Since('usages'), _ACCEPT, usage.project_usages]}),
+    (_RP + '/allocations', {
+        'GET': [_ACCEPT, allocation.list_provider_allocations]}),
+    ('/allocations', {
+        'POST': [Since('multi_consumer_allocations'), _BODY,
+                 allocation.manage_allocations]}),
     ('/allocations/{consumer_uuid}', {
-        'GET': allocation.get_allocations,
-        'PUT': allocation.set_allocations,
-        'DELETE': allocation.delete_allocations}),
-    ('/reshaper', {'POST': reshaper.reshape}),
-    ('/allocation_candidates', {'GET': allocation_candidate.list_candidates}),
+        'GET': [_ACCEPT, allocation.get_allocations],
+        'PUT': [_BODY, allocation.set_allocations],
+        'DELETE': [allocation.delete_allocations]}),
+    ('/reshaper', {'POST': [Since('reshaper'), _BODY, reshaper.reshape]}),
+    ('/allocation_candidates', {
+        'GET': [Since('allocation_candidates'), _ACCEPT,
+                allocation_candidate.list_candidates]}),
 ]

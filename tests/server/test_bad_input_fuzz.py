@@ -205,7 +205,7 @@ def requests(draw):
         path += '?' + '&'.join('%s=%s' % pair for pair in pairs)
     if not draw(RARELY):
         version = draw(st.sampled_from(
-            ['placement 1.%d' % minor for minor, _ in microversion.VERSIONS]
+            ['placement ' + str(version) for version in microversion.KNOWN]
             + ['placement latest'] * 10))
     else:
         version = draw(st.sampled_from([

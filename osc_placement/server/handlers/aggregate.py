@@ -1,14 +1,13 @@
 """/resource_providers/{uuid}/aggregates (1.1)."""
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import aggregate as agg_obj
 from osc_placement.server.objects import generation
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = 'aggregates'
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "
                        "Please update the generation and try again.")
 
@@ -17,11 +16,9 @@ def _body(req, aggregates, provider_generation):
     body = {'aggregates': aggregates}
     if req.version.supports('aggregate_generation'):
         body['resource_provider_generation'] = provider_generation
-    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body), tables.utcnow())
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def get_aggregates(req):
     req.authorize('placement:resource_providers:aggregates:list')
     with req.db.read() as conn:
@@ -34,8 +31,6 @@ def _conflict():
     return errors.Conflict(_GENERATION_CHANGED, code=errors.CONCURRENT_UPDATE)
 
 
-@wsgi.require_json
-@wsgi.since(_SINCE)
 def set_aggregates(req):
     req.authorize('placement:resource_providers:aggregates:update')
     uuid = req.url_vars['uuid']

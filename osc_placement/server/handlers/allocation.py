@@ -6,8 +6,8 @@ import logging
 from oslo_utils import uuidutils
 
 from osc_placement.server import errors
+from osc_placement.server import http_api
 from osc_placement.server import schemas
-from osc_placement.server import wsgi
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
@@ -20,7 +20,6 @@ LOG = logging.getLogger(__name__)
 
 # -- reads ---------------------------------------------------------------
 
-@wsgi.accept_json
 def get_allocations(req):
     req.authorize('placement:allocations:list')
     uuid = req.url_vars['consumer_uuid']
@@ -30,8 +29,8 @@ def get_allocations(req):
     body = {'allocations': allocations}
     if consumer is not None:
         body.update(_consumer_fields(req.version, consumer))
-    return wsgi.cached(req, wsgi.Response(200, body),
-                       latest or tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body),
+                           latest or tables.utcnow())
 
 
 def _consumer_fields(version, consumer):
@@ -47,7 +46,6 @@ def _consumer_fields(version, consumer):
     return fields
 
 
-@wsgi.accept_json
 def list_provider_allocations(req):
     req.authorize('placement:resource_providers:allocations:list')
     uuid = req.url_vars['uuid']
@@ -61,8 +59,8 @@ def list_provider_allocations(req):
             del entry['consumer_generation']
     body = {'allocations': allocations,
             'resource_provider_generation': provider['generation']}
-    return wsgi.cached(req, wsgi.Response(200, body),
-                       latest or tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body),
+                           latest or tables.utcnow())
 
 
 # -- writes ----------------------------------------------------------------
@@ -111,7 +109,6 @@ def write_or_409(db, fn, *args, conflict=alloc_obj.CONCURRENT):
         raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
 
 
-@wsgi.require_json
 def set_allocations(req):
     req.authorize('placement:allocations:update')
     uuid = _consumer_uuid_or_400(req.url_vars['consumer_uuid'])
@@ -121,11 +118,9 @@ def set_allocations(req):
         'No such resource class %(name)s.', fields={'uuid': uuid})
     write_or_409(req.db, alloc_obj.replace,
                  [consumer_write(req, uuid, data)], messages)
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
-@wsgi.since('multi_consumer_allocations')
-@wsgi.require_json
 def manage_allocations(req):
     req.authorize('placement:allocations:manage')
     data = req.json_body(schemas.for_version(schema.POST, req.version))
@@ -136,7 +131,7 @@ def manage_allocations(req):
         unknown_class='Unable to allocate inventory No such resource '
         'class %(name)s.')
     write_or_409(req.db, alloc_obj.replace, writes, messages)
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def delete_allocations(req):
@@ -145,4 +140,4 @@ def delete_allocations(req):
     # Upstream's unsafe delete: no generation check, no provider bump.
     if not req.db.run_write(consumer_obj.delete_with_allocations, uuid):
         raise errors.NotFound("No allocations for consumer '%s'" % uuid)
-    return wsgi.Response(204)
+    return http_api.Response(204)

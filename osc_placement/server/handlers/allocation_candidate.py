@@ -1,6 +1,6 @@
 """GET /allocation_candidates (1.10)."""
 
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
@@ -10,8 +10,6 @@ from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import trait as trait_obj
 
 
-@wsgi.since('allocation_candidates')
-@wsgi.accept_json
 def list_candidates(req):
     req.authorize('placement:allocation_candidates:list')
     # Parsing is pure: a bad query costs no database round trip.
@@ -23,9 +21,9 @@ def list_candidates(req):
         body = candidate_api.answer_in_windows(
             request, _reader(conn, request),
             search_options(req.app.conf.placement), held)
-    resp = wsgi.Response(200, body)
+    resp = http_api.Response(200, body)
     resp.held = held
-    return wsgi.cached(req, resp, tables.utcnow())
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _reader(conn, request):

@@ -1,7 +1,7 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import generation
@@ -21,7 +21,6 @@ def _one_body(record, provider_generation):
     return body
 
 
-@wsgi.accept_json
 def list_inventories(req):
     req.authorize('placement:resource_providers:inventories:list')
     uuid = req.url_vars['uuid']
@@ -32,10 +31,9 @@ def list_inventories(req):
         records, latest = inv_obj.get_all(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'inventories': records}
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
-@wsgi.accept_json
 def show_inventory(req):
     req.authorize('placement:resource_providers:inventories:show')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
@@ -48,8 +46,8 @@ def show_inventory(req):
         raise errors.NotFound('No inventory of class %s for %s'
                               % (name, uuid))
     record = {f: row[f] for f in inv_obj.FIELDS}
-    resp = wsgi.Response(200, _one_body(record, provider['generation']))
-    return wsgi.cached(req, resp, common.changed_at(row))
+    resp = http_api.Response(200, _one_body(record, provider['generation']))
+    return http_api.cached(req, resp, common.changed_at(row))
 
 
 def _capacity_or_400(records, uuid, version, action):
@@ -59,7 +57,6 @@ def _capacity_or_400(records, uuid, version, action):
                                 'provider %s: %s' % (action, uuid, problem))
 
 
-@wsgi.require_json
 def create_inventory(req):
     req.authorize('placement:resource_providers:inventories:create')
     uuid = req.url_vars['uuid']
@@ -70,9 +67,9 @@ def create_inventory(req):
     record = inv_obj.with_defaults(data)
     _capacity_or_400({name: record}, uuid, req.version, 'create')
     new_generation = req.db.run_write(_create, uuid, name, record)
-    resp = wsgi.Response(201, _one_body(record, new_generation),
-                         [('Location', _location(req, uuid, name))])
-    return wsgi.cached(req, resp, tables.utcnow())
+    resp = http_api.Response(201, _one_body(record, new_generation),
+                             [('Location', _location(req, uuid, name))])
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _create(conn, uuid, name, record):
@@ -83,7 +80,6 @@ def _create(conn, uuid, name, record):
     return inv_obj.add(conn, provider, ids[name], record)
 
 
-@wsgi.require_json
 def set_inventories(req):
     req.authorize('placement:resource_providers:inventories:update')
     uuid = req.url_vars['uuid']
@@ -98,8 +94,8 @@ def set_inventories(req):
         req.version)
     body = {'resource_provider_generation': new_generation,
             'inventories': records}
-    return wsgi.cached(req, wsgi.Response(200, body),
-                       tables.utcnow() if records else None)
+    return http_api.cached(req, http_api.Response(200, body),
+                           tables.utcnow() if records else None)
 
 
 def _set_all(conn, uuid, given_generation, records, version):
@@ -117,11 +113,10 @@ def _set_all(conn, uuid, given_generation, records, version):
         inv_obj.in_use_conflict(conn, uuid))
 
 
-@wsgi.since('delete_all_inventories', status=405)
 def delete_inventories(req):
     req.authorize('placement:resource_providers:inventories:delete')
     req.db.run_write(_delete_all, req.url_vars['uuid'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_all(conn, uuid):
@@ -130,7 +125,6 @@ def _delete_all(conn, uuid):
                         inv_obj.in_use_conflict(conn, uuid, prefix=''))
 
 
-@wsgi.require_json
 def update_inventory(req):
     req.authorize('placement:resource_providers:inventories:update')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
@@ -142,8 +136,8 @@ def update_inventory(req):
     new_generation = req.db.run_write(
         _update_one, uuid, name, data['resource_provider_generation'],
         record, req.version)
-    resp = wsgi.Response(200, _one_body(record, new_generation))
-    return wsgi.cached(req, resp, tables.utcnow())
+    resp = http_api.Response(200, _one_body(record, new_generation))
+    return http_api.cached(req, resp, tables.utcnow())
 
 
 def _update_one(conn, uuid, name, given_generation, record, version):
@@ -164,7 +158,7 @@ def delete_inventory(req):
     req.authorize('placement:resource_providers:inventories:delete')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
     req.db.run_write(_delete_one, uuid, name)
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_one(conn, uuid, name):

@@ -1,14 +1,12 @@
 """POST /reshaper (1.30)."""
 
+from osc_placement.server import http_api
 from osc_placement.server import schemas
-from osc_placement.server import wsgi
 from osc_placement.server.handlers import allocation
 from osc_placement.server.objects import reshaper as reshaper_obj
 from osc_placement.server.schemas import reshaper as schema
 
 
-@wsgi.since('reshaper')
-@wsgi.require_json
 def reshape(req):
     req.authorize('placement:reshaper:reshape')
     data = req.json_body(schemas.for_version(schema.RESHAPE, req.version))
@@ -19,4 +17,4 @@ def reshape(req):
               for uuid, entry in data['allocations'].items()]
     allocation.write_or_409(req.db, reshaper_obj.reshape, entries, writes,
                             conflict=reshaper_obj.CONCURRENT)
-    return wsgi.Response(204)
+    return http_api.Response(204)

@@ -3,13 +3,11 @@
 import sqlalchemy as sa
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class as rc_obj
 from osc_placement.server.schemas import misc as schemas
-
-_SINCE = 'resource_classes'
 
 
 def _class_json(req, name):
@@ -25,24 +23,20 @@ def _changed(row):
     return row['updated_at'] or row['created_at'] or tables.utcnow()
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_classes(req):
     req.authorize('placement:resource_classes:list')
     with req.db.read() as conn:
         rows = rc_obj.list_all(conn)
     body = {'resource_classes': [_class_json(req, r['name']) for r in rows]}
     latest = max((_changed(r) for r in rows), default=tables.utcnow())
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
-@wsgi.since(_SINCE)
-@wsgi.require_json
 def create_class(req):
     req.authorize('placement:resource_classes:create')
     name = req.json_body(schemas.RESOURCE_CLASS)['name']
     req.db.run_write(_create, name)
-    return wsgi.Response(201, None, _location(req, name))
+    return http_api.Response(201, None, _location(req, name))
 
 
 def _conflict(name):
@@ -60,8 +54,6 @@ def _create(conn, name):
         raise db_engine.Retry()
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def show_class(req):
     req.authorize('placement:resource_classes:show')
     name = req.url_vars['name']
@@ -69,24 +61,24 @@ def show_class(req):
         row = rc_obj.get(conn, name)
     if row is None:
         raise errors.NotFound('No such resource class %s.' % name)
-    return wsgi.cached(req, wsgi.Response(200, _class_json(req, name)),
-                       _changed(row))
+    return http_api.cached(req, http_api.Response(200, _class_json(req, name)),
+                           _changed(row))
 
 
-@wsgi.since(_SINCE)
 def update_class(req):
     if req.version.supports('rc_put_create'):
         return _create_or_verify(req)
     return _rename(req)
 
 
-@wsgi.require_json
 def _rename(req):
+    # Only the rename takes a body, so its check is here, not in the route.
+    http_api.check_json_body(req)
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
     new_name = req.json_body(schemas.RESOURCE_CLASS)['name']
     req.db.run_write(_do_rename, name, new_name)
-    return wsgi.Response(200, _class_json(req, new_name))
+    return http_api.Response(200, _class_json(req, new_name))
 
 
 def _do_rename(conn, name, new_name):
@@ -104,11 +96,11 @@ def _do_rename(conn, name, new_name):
 def _create_or_verify(req):
     req.authorize('placement:resource_classes:update')
     name = req.url_vars['name']
-    wsgi.validate({'name': name}, schemas.RESOURCE_CLASS,
-                  'JSON does not validate: %s')
+    http_api.validate({'name': name}, schemas.RESOURCE_CLASS,
+                      'JSON does not validate: %s')
     created = req.db.run_write(_ensure, name)
-    return wsgi.Response(201 if created else 204, None,
-                         _location(req, name))
+    return http_api.Response(201 if created else 204, None,
+                             _location(req, name))
 
 
 def _ensure(conn, name):
@@ -118,11 +110,10 @@ def _ensure(conn, name):
     return True
 
 
-@wsgi.since(_SINCE)
 def delete_class(req):
     req.authorize('placement:resource_classes:delete')
     req.db.run_write(_delete, req.url_vars['name'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete(conn, name):

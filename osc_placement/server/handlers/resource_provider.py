@@ -2,8 +2,8 @@
 
 import uuid as uuidlib
 
+from osc_placement.server import http_api
 from osc_placement.server import schemas
-from osc_placement.server import wsgi
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import request_groups
@@ -13,7 +13,6 @@ from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import resource_provider as schema
 
 
-@wsgi.accept_json
 def list_providers(req):
     req.authorize('placement:resource_providers:list')
     group = request_groups.parse_provider_filters(list(req.GET.items()),
@@ -25,8 +24,8 @@ def list_providers(req):
     body = {'resource_providers': [common.provider_json(req, r)
                                    for r in rows]}
     latest = max((common.changed_at(r) for r in rows), default=None)
-    return wsgi.cached(req, wsgi.Response(200, body),
-                       latest or tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body),
+                           latest or tables.utcnow())
 
 
 def _resolved_filters(conn, group):
@@ -46,7 +45,6 @@ def _resolved_filters(conn, group):
             'forbidden_aggs': set(group.forbidden_aggs)}
 
 
-@wsgi.require_json
 def create_provider(req):
     req.authorize('placement:resource_providers:create')
     data = req.json_body(schemas.for_version(schema.CREATE, req.version))
@@ -58,21 +56,19 @@ def create_provider(req):
     row = req.db.run_write(rp_obj.create, uuid, data['name'], parent)
     location = [('Location', req.location('/resource_providers/' + uuid))]
     if not req.version.supports('create_returns_body'):
-        return wsgi.Response(201, None, location)
-    resp = wsgi.Response(200, common.provider_json(req, row), location)
-    return wsgi.cached(req, resp, common.changed_at(row))
+        return http_api.Response(201, None, location)
+    resp = http_api.Response(200, common.provider_json(req, row), location)
+    return http_api.cached(req, resp, common.changed_at(row))
 
 
-@wsgi.accept_json
 def show_provider(req):
     req.authorize('placement:resource_providers:show')
     with req.db.read() as conn:
         row = common.provider_or_404(conn, req.url_vars['uuid'])
-    return wsgi.cached(req, wsgi.Response(200, common.provider_json(req, row)),
-                       common.changed_at(row))
+    resp = http_api.Response(200, common.provider_json(req, row))
+    return http_api.cached(req, resp, common.changed_at(row))
 
 
-@wsgi.require_json
 def update_provider(req):
     req.authorize('placement:resource_providers:update')
     uuid = req.url_vars['uuid']
@@ -80,8 +76,8 @@ def update_provider(req):
         common.provider_or_404(conn, uuid)
     data = req.json_body(schemas.for_version(schema.UPDATE, req.version))
     row, before = req.db.run_write(_update, uuid, data, req.version)
-    resp = wsgi.Response(200, common.provider_json(req, row))
-    return wsgi.cached(req, resp, before)
+    resp = http_api.Response(200, common.provider_json(req, row))
+    return http_api.cached(req, resp, before)
 
 
 def _update(conn, uuid, data, version):
@@ -98,4 +94,4 @@ def _update(conn, uuid, data, version):
 def delete_provider(req):
     req.authorize('placement:resource_providers:delete')
     req.db.run_write(rp_obj.delete, req.url_vars['uuid'])
-    return wsgi.Response(204)
+    return http_api.Response(204)

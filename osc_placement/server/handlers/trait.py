@@ -5,7 +5,7 @@ import re
 import sqlalchemy as sa
 
 from osc_placement.server import errors
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
@@ -13,7 +13,6 @@ from osc_placement.server.objects import generation
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import misc as schemas
 
-_SINCE = 'traits'
 _CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 _GENERATION_CHANGED = ("Resource provider's generation already changed. "
                        "Please update the generation and try again.")
@@ -41,8 +40,6 @@ def _associated_filter(value):
     return {'associated': value.lower() == 'true'}
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_traits(req):
     req.authorize('placement:traits:list')
     params = req.query(schemas.TRAITS_QUERY)
@@ -56,15 +53,13 @@ def list_traits(req):
     latest = max((r['updated_at'] or r['created_at'] for r in rows),
                  default=tables.utcnow())
     body = {'traits': [r['name'] for r in rows]}
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
 def _no_such_trait(name):
     return errors.NotFound('No such trait(s): %s.' % name)
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def show_trait(req):
     req.authorize('placement:traits:show')
     name = req.url_vars['name']
@@ -72,10 +67,9 @@ def show_trait(req):
         row = trait_obj.get(conn, name)
     if row is None:
         raise _no_such_trait(name)
-    return wsgi.cached(req, wsgi.Response(204), row['created_at'])
+    return http_api.cached(req, http_api.Response(204), row['created_at'])
 
 
-@wsgi.since(_SINCE)
 def put_trait(req):
     req.authorize('placement:traits:update')
     name = req.url_vars['name']
@@ -85,9 +79,9 @@ def put_trait(req):
             'characters, start with the prefix "CUSTOM_" and use following '
             'characters: "A"-"Z", "0"-"9" and "_"')
     created, created_at = req.db.run_write(_ensure_trait, name)
-    resp = wsgi.Response(201 if created else 204, None, [
+    resp = http_api.Response(201 if created else 204, None, [
         ('Location', req.location('/traits/' + name))])
-    return wsgi.cached(req, resp, created_at)
+    return http_api.cached(req, resp, created_at)
 
 
 def _ensure_trait(conn, name):
@@ -101,11 +95,10 @@ def _ensure_trait(conn, name):
     return True, tables.utcnow()
 
 
-@wsgi.since(_SINCE)
 def delete_trait(req):
     req.authorize('placement:traits:delete')
     req.db.run_write(_delete_trait, req.url_vars['name'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_trait(conn, name):
@@ -129,11 +122,9 @@ def _provider_traits_response(req, traits, provider_generation):
             'resource_provider_generation': provider_generation}
     latest = max((when for _, when in traits if when is not None),
                  default=tables.utcnow())
-    return wsgi.cached(req, wsgi.Response(200, body), latest)
+    return http_api.cached(req, http_api.Response(200, body), latest)
 
 
-@wsgi.accept_json
-@wsgi.since(_SINCE)
 def list_provider_traits(req):
     req.authorize('placement:resource_providers:traits:list')
     uuid = req.url_vars['uuid']
@@ -147,8 +138,6 @@ def _conflict():
     return errors.Conflict(_GENERATION_CHANGED, code=errors.CONCURRENT_UPDATE)
 
 
-@wsgi.since(_SINCE)
-@wsgi.require_json
 def set_provider_traits(req):
     req.authorize('placement:resource_providers:traits:update')
     data = req.json_body(schemas.PROVIDER_TRAITS)
@@ -182,11 +171,10 @@ def _replace(conn, provider, wanted):
     return new_generation
 
 
-@wsgi.since(_SINCE)
 def delete_provider_traits(req):
     req.authorize('placement:resource_providers:traits:delete')
     req.db.run_write(_delete_traits, req.url_vars['uuid'])
-    return wsgi.Response(204)
+    return http_api.Response(204)
 
 
 def _delete_traits(conn, uuid):

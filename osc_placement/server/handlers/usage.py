@@ -1,13 +1,12 @@
 """/resource_providers/{uuid}/usages and /usages (1.9)."""
 
-from osc_placement.server import wsgi
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import usage as usage_obj
 from osc_placement.server.schemas import misc as schemas
 
 
-@wsgi.accept_json
 def provider_usages(req):
     req.authorize('placement:resource_providers:usages')
     uuid = req.url_vars['uuid']
@@ -18,11 +17,9 @@ def provider_usages(req):
         usages = usage_obj.provider_usages(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'usages': usages}
-    return wsgi.cached(req, wsgi.Response(200, body), tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body), tables.utcnow())
 
 
-@wsgi.since('usages')
-@wsgi.accept_json
 def project_usages(req):
     req.authorize('placement:usages',
                   {'project_id': req.GET.get('project_id')})
@@ -36,5 +33,5 @@ def project_usages(req):
         else:
             usages = usage_obj.project_usages(
                 conn, params['project_id'], params.get('user_id'))
-    return wsgi.cached(req, wsgi.Response(200, {'usages': usages}),
-                       tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, {'usages': usages}),
+                           tables.utcnow())

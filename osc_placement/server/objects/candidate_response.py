@@ -4,25 +4,22 @@ Plain dicts in upstream's key order, ready for a fast JSON encoder:
 
     {"allocation_requests": [AR, ...], "provider_summaries": {uuid: PS}}
 
-    AR  < 1.12: {"allocations": [{"resource_provider": {"uuid": U},
-                                  "resources": {RC: n}}, ...]}
-    AR >= 1.12: {"allocations": {U: {"resources": {RC: n}}},
-                 "mappings": {suffix: [U, ...]}}          (mappings >= 1.34)
+    AR, a list before dict_allocations (1.12):
+        {"allocations": [{"resource_provider": {"uuid": U},
+                          "resources": {RC: n}}, ...]}
+    AR from dict_allocations on:
+        {"allocations": {U: {"resources": {RC: n}}},
+         "mappings": {suffix: [U, ...]}}                  (mappings, 1.34)
     PS: {"resources": {RC: {"capacity": c, "used": u}},
-         "traits": [...],                                 (>= 1.17)
-         "parent_provider_uuid": P, "root_provider_uuid": R}  (>= 1.29)
+         "traits": [...],                                 (summary_traits)
+         "parent_provider_uuid": P, "root_provider_uuid": R}  (summary_tree)
 
-Summaries list only the requested classes before 1.27, every class with
-inventory from 1.27 on.
+Summaries list only the requested classes before summary_all_classes
+(1.27), every class with inventory from then on. The names are rows of
+microversion.RULES.
 """
 
 from osc_placement.server.objects import candidate_search
-
-DICT_ALLOCATIONS = (1, 12)
-SUMMARY_TRAITS = (1, 17)
-SUMMARY_ALL_CLASSES = (1, 27)
-SUMMARY_TREE = (1, 29)
-MAPPINGS = (1, 34)
 
 
 def allocation_candidates_body(result, request, snap):
@@ -42,7 +39,7 @@ def allocation_candidates_body(result, request, snap):
 # once per answer, not per item.
 
 def _allocation_requests(candidates, version):
-    if version < DICT_ALLOCATIONS:
+    if not version.supports('dict_allocations'):
         return [{'allocations': [
             {'resource_provider': {'uuid': uuid},
              'resources': dict(resources)}
@@ -50,8 +47,8 @@ def _allocation_requests(candidates, version):
             for candidate in candidates]
     if candidates and isinstance(candidates[0],
                                  candidate_search.SpreadCandidate):
-        return _spread_requests(candidates, version >= MAPPINGS)
-    if version < MAPPINGS:
+        return _spread_requests(candidates, version.supports('mappings'))
+    if not version.supports('mappings'):
         return [{'allocations': candidate.allocations_body()}
                 for candidate in candidates]
     return [{'allocations': candidate.allocations_body(),
@@ -76,10 +73,10 @@ def _spread_requests(candidates, with_mappings):
 
 def _provider_summaries(uuids, request, snap):
     version = request.version
-    shown = (None if version >= SUMMARY_ALL_CLASSES
+    shown = (None if version.supports('summary_all_classes')
              else request.resource_class_names())
-    with_traits = version >= SUMMARY_TRAITS
-    with_tree = version >= SUMMARY_TREE
+    with_traits = version.supports('summary_traits')
+    with_tree = version.supports('summary_tree')
     inventories, traits, none = snap.inventories, snap.traits, {}
     providers = snap.providers
     # Hosts alike have equal trait sets: each set is sorted once, by

@@ -5,7 +5,8 @@ Pure functions, no database: ``GET /allocation_candidates`` and
 immutable objects back. Every malformed value raises ``errors.BadRequest``
 with upstream Placement's text and code.
 
-A microversion is a comparable ``(major, minor)`` tuple, e.g. ``(1, 39)``.
+A microversion is a ``microversion.Version`` (a plain ``(major, minor)``
+pair is taken too); what it allows is asked of ``microversion.RULES`` by name.
 A query string is a multidict: a list of ``(key, value)`` pairs in request
 order, or a dict mapping each key to a list of values (or to one string).
 
@@ -22,6 +23,7 @@ import uuid as uuid_lib
 import jsonschema
 
 from osc_placement.server import errors
+from osc_placement.server import microversion
 
 MISC_SHARES_VIA_AGGREGATE = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -29,18 +31,6 @@ MISC_SHARES_VIA_AGGREGATE = 'MISC_SHARES_VIA_AGGREGATE'
 _NUMERIC_SUFFIX = '[1-9][0-9]*'
 _VERBOSE_SUFFIX = '[a-zA-Z0-9_-]{1,64}'
 _GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
-
-# Versions at which a query feature appears (the version table, as data).
-FORBIDDEN_TRAITS = (1, 22)
-MULTI_MEMBER_OF = (1, 24)
-GRANULAR = (1, 25)
-NESTED_AWARE = (1, 29)
-IN_TREE_CANDIDATES = (1, 31)
-FORBIDDEN_AGGREGATES = (1, 32)
-VERBOSE_SUFFIX = (1, 33)
-ROOT_REQUIRED = (1, 35)
-SAME_SUBTREE = (1, 36)
-ANY_TRAITS = (1, 39)
 
 _RESOURCES_FORM = (
     'Badly formed resources parameter. Expected resources query string '
@@ -85,7 +75,7 @@ class RequestGroup:
 class CandidateRequest:
     """A parsed ``GET /allocation_candidates`` request."""
 
-    version: tuple
+    version: microversion.Version
     groups: tuple  # of RequestGroup, in order of first appearance
     group_policy: str = None
     limit: int = None
@@ -95,7 +85,7 @@ class CandidateRequest:
 
     @property
     def nested_aware(self):
-        return self.version >= NESTED_AWARE
+        return self.version.supports('nested_candidates')
 
     def group(self, suffix):
         for group in self.groups:
@@ -243,54 +233,60 @@ def is_uuid_like(value):
 
 
 # Query parameters of GET /allocation_candidates before granular groups
-# (1.25) replace the unsuffixed ones: (name, first version, schema).
+# replace the unsuffixed ones: (name, rule that adds it, schema).
 _CANDIDATE_PARAMS = (
-    ('resources', (1, 10), {'type': 'string'}),
-    ('limit', (1, 16), {'type': ['integer', 'string'],
-                        'pattern': '^[1-9][0-9]*$', 'minimum': 1,
-                        'minLength': 1}),
-    ('required', (1, 17), {'type': ['string']}),
-    ('member_of', (1, 21), {'type': ['string']}),
+    ('resources', 'allocation_candidates', {'type': 'string'}),
+    ('limit', 'candidate_limit', {'type': ['integer', 'string'],
+                                  'pattern': '^[1-9][0-9]*$', 'minimum': 1,
+                                  'minLength': 1}),
+    ('required', 'candidate_required', {'type': ['string']}),
+    ('member_of', 'candidate_member_of', {'type': ['string']}),
 )
-# GET /resource_providers filters: (name, first version, schema).
+# GET /resource_providers filters: (name, rule that adds it, schema).
 _PROVIDER_PARAMS = (
-    ('name', (1, 0), {'type': 'string'}),
-    ('uuid', (1, 0), {'type': 'string', 'format': 'uuid'}),
-    ('member_of', (1, 3), {'type': 'string'}),
-    ('resources', (1, 4), {'type': 'string'}),
-    ('in_tree', (1, 14), {'type': 'string', 'format': 'uuid'}),
-    ('required', (1, 18), {'type': 'string'}),
+    ('name', 'base', {'type': 'string'}),
+    ('uuid', 'base', {'type': 'string', 'format': 'uuid'}),
+    ('member_of', 'member_of', {'type': 'string'}),
+    ('resources', 'resources_filter', {'type': 'string'}),
+    ('in_tree', 'nested', {'type': 'string', 'format': 'uuid'}),
+    ('required', 'required_filter', {'type': 'string'}),
 )
 
 
 def _params_at(table, version):
-    return {name: dict(schema) for name, since, schema in table
-            if version >= since}
+    return {name: dict(schema) for name, rule, schema in table
+            if version.supports(rule)}
 
 
 def allocation_candidates_query_schema(version):
-    """The query schema upstream applies at ``version`` (>= 1.10)."""
+    """The query schema upstream applies at ``version`` (one that has
+    GET /allocation_candidates)."""
     props = _params_at(_CANDIDATE_PARAMS, version)
     schema = {'type': 'object', 'properties': props,
               'required': ['resources'], 'additionalProperties': False}
-    if version >= GRANULAR:
+    if version.supports('granular'):
         for name in ('resources', 'required', 'member_of'):
             del props[name]
         del schema['required']
         props['group_policy'] = {'type': 'string',
                                  'enum': ['none', 'isolate']}
         schema['patternProperties'] = _group_key_patterns(version)
-    if version >= ROOT_REQUIRED:
+    if version.supports('root_required'):
         props['root_required'] = {'type': ['string']}
-    if version >= SAME_SUBTREE:
+    if version.supports('same_subtree'):
         props['same_subtree'] = {'type': ['string']}
     return schema
 
 
+def _group_suffix(version):
+    return (_VERBOSE_SUFFIX if version.supports('string_suffixes')
+            else _NUMERIC_SUFFIX)
+
+
 def _group_key_patterns(version):
-    suffix = _VERBOSE_SUFFIX if version >= VERBOSE_SUFFIX else _NUMERIC_SUFFIX
+    suffix = _group_suffix(version)
     prefixes = list(_GROUP_PREFIXES)
-    if version < IN_TREE_CANDIDATES:
+    if not version.supports('candidate_in_tree'):
         prefixes.remove('in_tree')
     return {'^%s(%s)?$' % (prefix, suffix): {'type': 'string'}
             for prefix in prefixes}
@@ -384,13 +380,13 @@ def parse_required_values(values, version):
 
     Before 1.39 only the last value counts; from 1.39 all are ANDed.
     """
-    allow_any = version >= ANY_TRAITS
+    allow_any = version.supports('any_traits')
     if not allow_any:
         values = values[-1:]
     required, forbidden = [], set()
     for value in values:
-        sets, names = parse_traits(value, version >= FORBIDDEN_TRAITS,
-                                   allow_any)
+        sets, names = parse_traits(
+            value, version.supports('forbidden_traits'), allow_any)
         required += sets
         forbidden |= names
     return tuple(required), frozenset(forbidden)
@@ -421,7 +417,7 @@ def parse_member_of_value(value):
 
 def parse_member_of_values(values, version, suffix=''):
     """All ``member_of<S>`` values -> (tuple of any-of sets, forbidden)."""
-    if version < MULTI_MEMBER_OF and len(values) > 1:
+    if not version.supports('multi_member_of') and len(values) > 1:
         raise errors.BadRequest(
             'Multiple member_of%s parameters are not supported' % suffix)
     member_of, forbidden = [], set()
@@ -430,7 +426,7 @@ def parse_member_of_values(values, version, suffix=''):
         if required:
             member_of.append(frozenset(required))
         if excluded:
-            if version < FORBIDDEN_AGGREGATES:
+            if not version.supports('forbidden_aggregates'):
                 raise errors.BadRequest(
                     'Forbidden member_of%s parameters are not supported in '
                     'the specified microversion' % suffix)
@@ -457,15 +453,17 @@ def parse_candidate_request(query, version):
     Mirrors upstream's order: query schema, request-wide parameters,
     request groups (with orphan / resourceless checks), group_policy.
     """
+    # A plain (major, minor) pair from a test or tool asks by name too.
+    version = microversion.Version(*version)
     pairs = as_pairs(query)
     _validate_schema(pairs, _candidates_validator, version)
     wide = _parse_request_wide(pairs, version)
     groups = _parse_groups(pairs, version)
-    if version >= SAME_SUBTREE:
+    if version.supports('same_subtree'):
         _check_resourceless_groups(groups, wide['same_subtrees'])
     else:
         _check_orphans(groups)
-    if version >= FORBIDDEN_TRAITS:
+    if version.supports('forbidden_traits'):
         _check_conflicting_traits(groups)
     _check_group_policy(groups, wide['group_policy'])
     return CandidateRequest(version=version, groups=tuple(groups), **wide)
@@ -529,7 +527,7 @@ def _parse_same_subtrees(values):
 
 
 def _group_key_regex(version):
-    suffix = _VERBOSE_SUFFIX if version >= VERBOSE_SUFFIX else _NUMERIC_SUFFIX
+    suffix = _group_suffix(version)
     return re.compile('^(%s)(%s)?$' % ('|'.join(_GROUP_PREFIXES), suffix))
 
 
@@ -647,6 +645,8 @@ def parse_provider_filters(query, version):
     (all values, 1.24) and required (all values from 1.39).
     ``name`` and ``uuid`` are left to the caller (plain equality).
     """
+    # A plain (major, minor) pair from a test or tool asks by name too.
+    version = microversion.Version(*version)
     pairs = as_pairs(query)
     _validate_schema(pairs, _providers_validator, version)
     last = _last_values(pairs)

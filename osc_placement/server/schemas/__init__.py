@@ -2,11 +2,12 @@
 
 
 def for_version(table, version):
-    """The schema of the highest entry in ``table`` at or below version.
+    """The schema of the last entry in ``table`` that ``version`` supports.
 
-    ``table`` is a list of (version, schema) in ascending order."""
+    ``table`` is a list of (rule, schema), oldest rule first; a rule is
+    the name of a row of microversion.RULES."""
     chosen = None
-    for since, schema in table:
-        if version >= since:
+    for rule, schema in table:
+        if version.supports(rule):
             chosen = schema
     return chosen

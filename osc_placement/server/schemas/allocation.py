@@ -99,8 +99,9 @@ _PUT_138['properties']['consumer_type'] = {
     'maxLength': 255}
 _PUT_138['required'].append('consumer_type')
 
-PUT = [((1, 0), _PUT_10), ((1, 8), _PUT_18), ((1, 12), _PUT_112),
-       ((1, 28), _PUT_128), ((1, 34), _PUT_134), ((1, 38), _PUT_138)]
+PUT = [('base', _PUT_10), ('allocation_project_user', _PUT_18),
+       ('dict_allocations', _PUT_112), ('consumer_generations', _PUT_128),
+       ('mappings', _PUT_134), ('consumer_types', _PUT_138)]
 
 
 def _by_consumer(entry):
@@ -116,5 +117,7 @@ def _by_consumer(entry):
     }
 
 
-POST = [((1, 13), _by_consumer(_PUT_112)), ((1, 28), _by_consumer(_PUT_128)),
-        ((1, 34), _by_consumer(_PUT_134)), ((1, 38), _by_consumer(_PUT_138))]
+POST = [('multi_consumer_allocations', _by_consumer(_PUT_112)),
+        ('consumer_generations', _by_consumer(_PUT_128)),
+        ('mappings', _by_consumer(_PUT_134)),
+        ('consumer_types', _by_consumer(_PUT_138))]

@@ -43,7 +43,9 @@ def _reshape(allocations):
     }
 
 
-_BY_VERSION = dict(allocation.POST)
-RESHAPE = [((1, 30), _reshape(_BY_VERSION[(1, 28)])),
-           ((1, 34), _reshape(_BY_VERSION[(1, 34)])),
-           ((1, 38), _reshape(_BY_VERSION[(1, 38)]))]
+# The reshaper came after consumer generations: its allocations are
+# POST /allocations' of the same version.
+_POST_BY_RULE = dict(allocation.POST)
+RESHAPE = [('reshaper', _reshape(_POST_BY_RULE['consumer_generations'])),
+           ('mappings', _reshape(_POST_BY_RULE['mappings'])),
+           ('consumer_types', _reshape(_POST_BY_RULE['consumer_types']))]

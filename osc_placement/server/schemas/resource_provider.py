@@ -21,5 +21,5 @@ del _UPDATE_10['properties']['uuid']
 _UPDATE_114 = copy.deepcopy(_CREATE_114)
 del _UPDATE_114['properties']['uuid']
 
-CREATE = [((1, 0), _CREATE_10), ((1, 14), _CREATE_114)]
-UPDATE = [((1, 0), _UPDATE_10), ((1, 14), _UPDATE_114)]
+CREATE = [('base', _CREATE_10), ('nested', _CREATE_114)]
+UPDATE = [('base', _UPDATE_10), ('nested', _UPDATE_114)]

@@ -1,4 +1,9 @@
-"""Request and response types shared by the app and the handlers."""
+"""The HTTP vocabulary the app and the handlers share: the Request and
+Response types, the checks on a request's text, body, media types and
+query (JSON schemas), and the cache headers of an answer.
+
+Which checks a route makes before its handler, and its version gate, are
+listed in routes.py."""
 
 import email.utils
 import functools
@@ -153,7 +158,7 @@ def http_date(when):
 
 
 def cached(req, resp, last_modified):
-    """Add ``cache-control``/``last-modified`` from 1.15 on.
+    """Add ``cache-control``/``last-modified`` from ``cache_headers`` on.
 
     ``last_modified`` is a datetime, or None to send only cache-control
     (upstream's gap for some empty responses)."""
@@ -164,41 +169,17 @@ def cached(req, resp, last_modified):
     return resp
 
 
-def require_json(handler):
+def check_json_body(req):
     """415 unless the body is JSON."""
-    @functools.wraps(handler)
-    def wrapper(req):
-        if req.content_type != JSON:
-            raise errors.unsupported_media_type(req)
-        return handler(req)
-    return wrapper
+    if req.content_type != JSON:
+        raise errors.unsupported_media_type(req)
 
 
-def accept_json(handler):
+def check_accept_json(req):
     """406 unless the client accepts JSON."""
-    @functools.wraps(handler)
-    def wrapper(req):
-        accept = req.headers.get('Accept')
-        if accept and JSON not in req.accept:
-            raise errors.NotAcceptable('Only application/json is provided')
-        return handler(req)
-    return wrapper
-
-
-def since(feature, status=404):
-    """Hide a handler below the version that adds ``feature`` (a name in
-    microversion.FEATURES): 404, or 405 where upstream does."""
-    def decorator(handler):
-        @functools.wraps(handler)
-        def wrapper(req):
-            if not req.version.supports(feature):
-                if status == 405:
-                    raise errors.method_not_allowed(
-                        req.method, req.app.router.allowed(req.path_info))
-                raise not_found()
-            return handler(req)
-        return wrapper
-    return decorator
+    accept = req.headers.get('Accept')
+    if accept and JSON not in req.accept:
+        raise errors.NotAcceptable('Only application/json is provided')
 
 
 def not_found(detail=''):
