@@ -1,9 +1,17 @@
-"""Write benchmarks/cloud.py's cloud straight into our server's database.
+"""Bulk SQL loader: benchmarks/cloud.py's cloud written straight into an
+empty database, for benchmark set-up only.
 
-The same seed gives the same providers, uuids and consumers as the HTTP
-population (``python -m benchmarks.candidates``), so query figures compare
-with a server populated over HTTP. Use it while the allocation routes are
-missing, or for 10,000-node clouds that take long to load over HTTP:
+Populating over HTTP (``python -m benchmarks.candidates``) takes long for
+clouds of thousands of nodes; this writes the same cloud with plain SQL in
+seconds. The same seed gives the same providers, uuids, traits,
+aggregates, consumers and allocations, created in the order the HTTP
+population creates them, so a server on this database answers as one
+populated over HTTP (tests/server/test_sql_cloud.py checks it). What is
+then measured goes over HTTP, as every benchmark does.
+
+The schema comes from the server's own command (``python -m
+osc_placement.server db sync``); nothing else of the server is used, so
+the rows written here are the loader's own SQL against that schema.
 
     python -m benchmarks.sql_cloud --database-connection \\
         postgresql+psycopg://postgres@127.0.0.1/ours_bench --nodes 1000 \\
@@ -13,23 +21,72 @@ missing, or for 10,000-node clouds that take long to load over HTTP:
 """
 
 import argparse
+import collections
+import datetime
 import random
+import subprocess
 import sys
 import time
+import uuid
 
 import sqlalchemy as sa
 
 from benchmarks import candidates
 from benchmarks import cloud as cloud_builder
-from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import migration
-from osc_placement.server.db import structure
-from osc_placement.server.db import sync
-from osc_placement.server.db import tables
-from osc_placement.server.objects import resource_class
-from osc_placement.server.objects import usage_totals
 
 MAX_INT = 2 ** 31 - 1
+# The trait the HTTP population creates before anything else.
+MARKER_TRAIT = 'CUSTOM_BENCH_MARKER'
+CONSUMER_TYPE = 'INSTANCE'
+# The tables given explicit ids here, whose sequences PostgreSQL must be
+# told about.
+EXPLICIT_ID_TABLES = ('resource_providers', 'placement_aggregates',
+                      'projects', 'users', 'consumer_types')
+
+INSERTS = {
+    'resource_providers': (
+        'INSERT INTO resource_providers (id, uuid, name, generation, '
+        'root_provider_id, parent_provider_id, created_at) VALUES (:id, '
+        ':uuid, :name, :generation, :root_provider_id, '
+        ':parent_provider_id, :created_at)'),
+    'inventories': (
+        'INSERT INTO inventories (resource_provider_id, resource_class_id, '
+        'total, reserved, min_unit, max_unit, step_size, allocation_ratio, '
+        'created_at) VALUES (:resource_provider_id, :resource_class_id, '
+        ':total, :reserved, :min_unit, :max_unit, :step_size, '
+        ':allocation_ratio, :created_at)'),
+    'traits': 'INSERT INTO traits (name, created_at) '
+              'VALUES (:name, :created_at)',
+    'placement_aggregates': (
+        'INSERT INTO placement_aggregates (id, uuid, created_at) '
+        'VALUES (:id, :uuid, :created_at)'),
+    'resource_provider_traits': (
+        'INSERT INTO resource_provider_traits (resource_provider_id, '
+        'trait_id, created_at) VALUES (:resource_provider_id, :trait_id, '
+        ':created_at)'),
+    'resource_provider_aggregates': (
+        'INSERT INTO resource_provider_aggregates (resource_provider_id, '
+        'aggregate_id, created_at) VALUES (:resource_provider_id, '
+        ':aggregate_id, :created_at)'),
+    'projects': 'INSERT INTO projects (id, external_id, created_at) '
+                'VALUES (:id, :external_id, :created_at)',
+    'users': 'INSERT INTO users (id, external_id, created_at) '
+             'VALUES (:id, :external_id, :created_at)',
+    'consumer_types': 'INSERT INTO consumer_types (id, name, created_at) '
+                      'VALUES (:id, :name, :created_at)',
+    'consumers': (
+        'INSERT INTO consumers (uuid, project_id, user_id, generation, '
+        'consumer_type_id, created_at) VALUES (:uuid, :project_id, '
+        ':user_id, :generation, :consumer_type_id, :created_at)'),
+    'allocations': (
+        'INSERT INTO allocations (resource_provider_id, consumer_id, '
+        'resource_class_id, used, created_at) VALUES '
+        '(:resource_provider_id, :consumer_id, :resource_class_id, :used, '
+        ':created_at)'),
+    'usage_totals': (
+        'INSERT INTO usage_totals (resource_provider_id, resource_class_id, '
+        'used) VALUES (:resource_provider_id, :resource_class_id, :used)'),
+}
 
 
 def build(nodes, seed):
@@ -42,108 +99,192 @@ def build(nodes, seed):
     return cloud, specs, batches
 
 
-def _provider_rows(specs):
-    ids = {spec['uuid']: i for i, spec in enumerate(specs, 1)}
-    rows = []
+def create_schema(connection):
+    """The schema and standard classes and traits, by the server's own
+    ``db sync``."""
+    subprocess.run([sys.executable, '-m', 'osc_placement.server',
+                    '--database-connection', connection, 'db', 'sync'],
+                   check=True)
+
+
+def creation_order(specs):
+    """Providers as the HTTP population creates them: roots, then
+    children."""
+    return ([spec for spec in specs if not spec.get('parent')]
+            + [spec for spec in specs if spec.get('parent')])
+
+
+def numbered(values):
+    """{value: id}, ids from 1 in order of first appearance."""
+    ids = {}
+    for value in values:
+        ids.setdefault(value, len(ids) + 1)
+    return ids
+
+
+def generations(specs, batches):
+    """Each provider's generation after the HTTP population: one bump
+    per inventory, trait and aggregate write, and per allocation request
+    that touches it."""
+    counts = collections.Counter()
     for spec in specs:
-        parent = ids.get(spec.get('parent'))
-        rows.append({'id': ids[spec['uuid']], 'uuid': spec['uuid'],
-                     'name': spec['name'], 'generation': 1,
-                     'parent_provider_id': parent,
-                     'root_provider_id': parent or ids[spec['uuid']],
-                     'created_at': tables.utcnow()})
-    return ids, rows
-
-
-def _inventory_rows(specs, ids):
-    return [{'resource_provider_id': ids[spec['uuid']],
-             'resource_class_id': resource_class.STANDARD_IDS[rc],
-             'total': inv['total'], 'reserved': 0, 'min_unit': 1,
-             'max_unit': MAX_INT, 'step_size': 1,
-             'allocation_ratio': inv.get('allocation_ratio', 1.0)}
-            for spec in specs for rc, inv in spec['inventories'].items()]
-
-
-def _link_rows(conn, specs, ids):
-    traits = dict(conn.execute(sa.select(tables.traits.c.name,
-                                         tables.traits.c.id)).all())
-    aggs = sorted({a for spec in specs for a in spec.get('aggregates', ())})
-    agg_ids = {agg: i for i, agg in enumerate(aggs, 1)}
-    conn.execute(tables.placement_aggregates.insert(),
-                 [{'id': i, 'uuid': a} for a, i in agg_ids.items()])
-    conn.execute(tables.resource_provider_traits.insert(), [
-        {'resource_provider_id': ids[spec['uuid']], 'trait_id': traits[t]}
-        for spec in specs for t in spec.get('traits', ())])
-    conn.execute(tables.resource_provider_aggregates.insert(), [
-        {'resource_provider_id': ids[spec['uuid']],
-         'aggregate_id': agg_ids[a]}
-        for spec in specs for a in spec.get('aggregates', ())])
-
-
-def _consumer_rows(conn, batches, ids):
-    people = {}
-    consumers, allocations = [], []
+        counts[spec['uuid']] += 1 + bool(spec.get('traits')) + bool(
+            spec.get('aggregates'))
     for batch in batches:
-        for consumer, body in batch.items():
-            for key, table in (('project_id', tables.projects),
-                               ('user_id', tables.users)):
-                if body[key] not in people:
-                    people[body[key]] = conn.execute(table.insert().values(
-                        external_id=body[key])).inserted_primary_key[0]
-            consumers.append({'uuid': consumer, 'generation': 1,
-                              'project_id': people[body['project_id']],
-                              'user_id': people[body['user_id']]})
-            allocations.extend(
-                {'resource_provider_id': ids[rp], 'consumer_id': consumer,
-                 'resource_class_id': resource_class.STANDARD_IDS[rc],
-                 'used': used}
-                for rp, item in body['allocations'].items()
-                for rc, used in item['resources'].items())
-    conn.execute(tables.consumers.insert(), consumers)
-    usage_totals.insert_allocations(conn, allocations)
+        counts.update({rp for body in batch.values()
+                       for rp in body['allocations']})
+    return counts
+
+
+def provider_rows(ordered, rp_ids, bumps, now):
+    return [{'id': rp_ids[spec['uuid']], 'uuid': spec['uuid'],
+             'name': spec['name'], 'generation': bumps[spec['uuid']],
+             'parent_provider_id': rp_ids.get(spec.get('parent')),
+             'root_provider_id': rp_ids[spec.get('parent') or spec['uuid']],
+             'created_at': now}
+            for spec in ordered]
+
+
+def inventory_rows(ordered, rp_ids, class_ids, now):
+    return [{'resource_provider_id': rp_ids[spec['uuid']],
+             'resource_class_id': class_ids[rc], 'total': inv['total'],
+             'reserved': 0, 'min_unit': 1, 'max_unit': MAX_INT,
+             'step_size': 1,
+             'allocation_ratio': inv.get('allocation_ratio', 1.0),
+             'created_at': now}
+            for spec in ordered for rc, inv in spec['inventories'].items()]
+
+
+def link_rows(ordered, rp_ids, key, ids, column, now):
+    """Rows linking each provider to its traits or aggregates."""
+    return [{'resource_provider_id': rp_ids[spec['uuid']],
+             column: ids[value], 'created_at': now}
+            for spec in ordered for value in spec.get(key, ())]
+
+
+def people_rows(ids, now):
+    return [{'id': i, 'external_id': value, 'created_at': now}
+            for value, i in ids.items()]
+
+
+def consumer_rows(consumers, project_ids, user_ids, now):
+    return [{'uuid': consumer, 'generation': 1,
+             'project_id': project_ids[body['project_id']],
+             'user_id': user_ids[body['user_id']],
+             'consumer_type_id': 1, 'created_at': now}
+            for consumer, body in consumers]
+
+
+def allocation_rows(consumers, rp_ids, class_ids, now):
+    return [{'resource_provider_id': rp_ids[rp], 'consumer_id': consumer,
+             'resource_class_id': class_ids[rc], 'used': used,
+             'created_at': now}
+            for consumer, body in consumers
+            for rp, item in body['allocations'].items()
+            for rc, used in item['resources'].items()]
+
+
+def usage_total_rows(allocations):
+    """What the server keeps beside the allocations: their sums per
+    provider and class."""
+    totals = collections.Counter()
+    for row in allocations:
+        totals[row['resource_provider_id'], row['resource_class_id']] += \
+            row['used']
+    return [{'resource_provider_id': rp, 'resource_class_id': rc,
+             'used': used} for (rp, rc), used in sorted(totals.items())]
+
+
+def insert(conn, table, rows):
+    if rows:
+        conn.execute(sa.text(INSERTS[table]), rows)
+
+
+def names_to_ids(conn, table):
+    return dict(conn.execute(sa.text(
+        'SELECT name, id FROM %s' % table)).all())
 
 
 def write(engine, specs, batches):
-    ids, providers = _provider_rows(specs)
+    """Every row of the cloud, in one transaction."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    ordered = creation_order(specs)
+    rp_ids = numbered(spec['uuid'] for spec in ordered)
+    aggregate_ids = numbered(agg for spec in ordered
+                             for agg in spec.get('aggregates', ()))
+    consumers = [item for batch in batches for item in batch.items()]
+    project_ids = numbered(body['project_id'] for _, body in consumers)
+    user_ids = numbered(body['user_id'] for _, body in consumers)
     with engine.begin() as conn:
-        # Roots first: the self and parent references are foreign keys.
-        conn.execute(tables.resource_providers.insert(), providers)
-        conn.execute(tables.inventories.insert(),
-                     _inventory_rows(specs, ids))
-        _link_rows(conn, specs, ids)
-        _consumer_rows(conn, batches, ids)
+        class_ids = names_to_ids(conn, 'resource_classes')
+        insert(conn, 'traits', [{'name': MARKER_TRAIT, 'created_at': now}])
+        trait_ids = names_to_ids(conn, 'traits')
+        # Roots come first: the self and parent references are foreign
+        # keys.
+        insert(conn, 'resource_providers', provider_rows(
+            ordered, rp_ids, generations(specs, batches), now))
+        insert(conn, 'inventories',
+               inventory_rows(ordered, rp_ids, class_ids, now))
+        insert(conn, 'placement_aggregates', [
+            {'id': i, 'uuid': agg, 'created_at': now}
+            for agg, i in aggregate_ids.items()])
+        insert(conn, 'resource_provider_traits', link_rows(
+            ordered, rp_ids, 'traits', trait_ids, 'trait_id', now))
+        insert(conn, 'resource_provider_aggregates', link_rows(
+            ordered, rp_ids, 'aggregates', aggregate_ids, 'aggregate_id',
+            now))
+        insert(conn, 'projects', people_rows(project_ids, now))
+        insert(conn, 'users', people_rows(user_ids, now))
+        insert(conn, 'consumer_types',
+               [{'id': 1, 'name': CONSUMER_TYPE, 'created_at': now}])
+        insert(conn, 'consumers',
+               consumer_rows(consumers, project_ids, user_ids, now))
+        allocations = allocation_rows(consumers, rp_ids, class_ids, now)
+        insert(conn, 'allocations', allocations)
+        insert(conn, 'usage_totals', usage_total_rows(allocations))
         # A server already running must not keep the structure it read.
-        structure.commit_version(conn)
+        conn.execute(sa.text(
+            'UPDATE provider_structure SET version = :version WHERE id = 1'),
+            {'version': uuid.uuid4().hex})
     if engine.dialect.name == 'postgresql':
-        # Explicit ids leave the sequence behind; and give the planner
-        # fresh statistics, as autovacuum would shortly.
-        with engine.connect() as conn:
+        catch_up_postgresql(engine)
+
+
+def catch_up_postgresql(engine):
+    """Explicit ids leave PostgreSQL's sequences behind; and the planner
+    wants fresh statistics, as autovacuum would give shortly."""
+    with engine.begin() as conn:
+        for table in EXPLICIT_ID_TABLES:
             conn.execute(sa.text(
-                "SELECT setval('resource_providers_id_seq', "
-                "(SELECT max(id) FROM resource_providers))"))
-            conn.commit()
-            conn.execution_options(isolation_level='AUTOCOMMIT').execute(
-                sa.text('ANALYZE'))
+                "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
+                "max(id)) FROM %s" % (table, table)))
+    with engine.connect() as conn:
+        conn.execution_options(isolation_level='AUTOCOMMIT').execute(
+            sa.text('ANALYZE'))
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--database-connection', required=True,
-                        help='an empty database (the schema is created)')
+                        help='an empty database (its schema is created '
+                             'by the server\'s db sync)')
     parser.add_argument('--nodes', type=int, default=1000)
     parser.add_argument('--seed', type=int, default=1)
     parser.add_argument('--state', required=True)
     args = parser.parse_args(argv)
-    engine = db_engine.create_engine(args.database_connection)
-    migration.upgrade(engine)
-    sync.sync_standards(db_engine.Database(engine))
+    create_schema(args.database_connection)
+    engine = sa.create_engine(args.database_connection)
     start = time.monotonic()
-    cloud, specs, batches = build(args.nodes, args.seed)
-    write(engine, specs, batches)
+    try:
+        cloud, specs, batches = build(args.nodes, args.seed)
+        write(engine, specs, batches)
+    finally:
+        engine.dispose()
     candidates.save_cloud(args.state, cloud)
-    print('%d providers, %d consumers, %d allocation rows in %.1f s' % (
-        cloud.providers, cloud.consumers, cloud.allocation_rows,
-        time.monotonic() - start))
+    print('bulk SQL loader (benchmark set-up, not over HTTP): %d providers, '
+          '%d consumers, %d allocation rows in %.1f s' % (
+              cloud.providers, cloud.consumers, cloud.allocation_rows,
+              time.monotonic() - start))
     return 0
 
 

@@ -17,6 +17,7 @@ In those modes the database is shared between tests, which is why every
 test names its providers, classes and traits uniquely.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -24,18 +25,31 @@ import shlex
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import uuid
 
 import fixtures
 from osc_lib import clientmanager
 from openstackclient import shell as osc_shell
+import requests
 import testtools
 from wsgi_intercept import interceptor
+
+from osc_placement import http as client_http
 
 URL_ENV = 'OSC_PLACEMENT_FUNCTIONAL_URL'
 MODE_ENV = 'OSC_PLACEMENT_FUNCTIONAL_SERVER'
 _process = {'url': None, 'popen': None}
+
+# Set-up requests (providers, inventories, traits, ...) are sent at this
+# microversion, so a test class pinned to an old VERSION can still build
+# its providers; only the command under test runs at VERSION.
+SETUP_VERSION = '1.39'
+
+# The client's message when a command or option needs a newer version.
+GATE = ('Operation or argument is not supported with version %s; '
+        'requires at least version %s')
 
 
 class CommandFailed(Exception):
@@ -166,6 +180,26 @@ class _Intercept(fixtures.Fixture):
         self.addCleanup(intercept.__exit__, None, None, None)
 
 
+class Sent(tuple):
+    """One request the client sent: (method, path?query, 'placement X.Y'),
+    compared as that triple; the JSON body, if any, is ``body``."""
+
+    def __new__(cls, method, path, microversion, body=None):
+        sent = super().__new__(cls, (method, path, microversion))
+        sent.body = body
+        return sent
+
+    @property
+    def request(self):
+        """(method, path?query)."""
+        return self[:2]
+
+    @property
+    def version(self):
+        """The microversion alone: 'X.Y'."""
+        return self[2].split()[-1]
+
+
 class FunctionalTestCase(testtools.TestCase):
     """Runs ``openstack`` in-process at ``VERSION`` (None: negotiate)."""
 
@@ -174,6 +208,9 @@ class FunctionalTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(PlacementFixture())
+        # Unique per test: the process and URL modes share one database.
+        self.project = str(uuid.uuid4())
+        self.user = str(uuid.uuid4())
         for name in ('OS_PLACEMENT_API_VERSION', 'OS_CLOUD', 'OS_AUTH_URL',
                      'OS_AUTH_TYPE', 'OS_TOKEN', 'OS_ENDPOINT'):
             self.useFixture(fixtures.EnvironmentVariable(name))
@@ -245,14 +282,17 @@ class FunctionalTestCase(testtools.TestCase):
     def unique_custom(prefix='CUSTOM_FT'):
         return '%s_%s' % (prefix, uuid.uuid4().hex[:8].upper())
 
-    # --- Helpers for the provider, inventory, aggregate, usage and class
-    # --- tests. Set-up that has no command here (traits, allocations) goes
-    # --- over raw HTTP to the same endpoint, which wsgi-intercept also
-    # --- intercepts in-process.
+    # --- Set-up and inspection helpers.
+    #
+    # Set-up (providers, inventories, classes, traits, aggregates,
+    # allocations) goes over plain HTTP at SETUP_VERSION, whatever the
+    # test's VERSION: it is not what these tests test, and a shell run
+    # costs ~0.1 s against a few ms for a request. wsgi-intercept
+    # intercepts these requests in-process too.
 
-    def http(self, method, path, body=None, version='1.39', expect=None):
+    def http(self, method, path, body=None, version=SETUP_VERSION,
+             expect=None):
         """Send one raw request to the server; check the status if asked."""
-        import requests
         headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json',
                    'OpenStack-API-Version': 'placement %s' % version}
         response = requests.request(method, self.placement.endpoint + path,
@@ -266,20 +306,42 @@ class FunctionalTestCase(testtools.TestCase):
         return self.http('GET', '/resource_providers/%s' % rp_uuid,
                          expect=200).json()['generation']
 
-    def create_provider(self, name=None, parent=None, version=None):
-        """``resource provider create`` at 1.14+; the provider as a dict."""
-        command = ['resource', 'provider', 'create',
-                   name or self.unique('rp')]
-        if parent:
-            command += ['--parent-provider', parent]
-        return self.openstack(command, use_json=True,
-                              version=version or '1.39')
+    def create_provider(self, name=None, parent=None, version=SETUP_VERSION):
+        """A provider named ``name`` (unique if not given), as a dict.
 
-    def create_trait(self, name):
-        self.http('PUT', '/traits/%s' % name, version='1.6')
+        ``version`` is for tests that make the server refuse newer ones;
+        it must be 1.20 or newer, where the answer has a body.
+        """
+        body = {'name': name or self.unique('rp')}
+        if parent:
+            body['parent_provider_uuid'] = parent
+        return self.http('POST', '/resource_providers', body,
+                         version=version, expect=200).json()
+
+    def set_inventory(self, rp_uuid, inventories):
+        """``inventories``: {class: total, or {field: value}}."""
+        records = {rc: fields if isinstance(fields, dict)
+                   else {'total': fields}
+                   for rc, fields in inventories.items()}
+        self.http('PUT', '/resource_providers/%s/inventories' % rp_uuid,
+                  {'inventories': records,
+                   'resource_provider_generation':
+                       self.provider_generation(rp_uuid)}, expect=200)
+
+    def compute_node(self, vcpu=8, memory=4096, prefix='cn'):
+        """A root provider with VCPU and MEMORY_MB inventory; its uuid."""
+        rp = self.create_provider(self.unique(prefix))['uuid']
+        self.set_inventory(rp, {'VCPU': vcpu, 'MEMORY_MB': memory})
+        return rp
+
+    def create_trait(self, name=None):
+        """A custom trait named ``name`` (unique if not given)."""
+        name = name or self.unique_custom()
+        self.http('PUT', '/traits/%s' % name)
         return name
 
     def set_provider_traits(self, rp_uuid, traits):
+        """Replace the provider's traits; missing custom ones are created."""
         for name in traits:
             if name.startswith('CUSTOM_'):
                 self.create_trait(name)
@@ -296,8 +358,10 @@ class FunctionalTestCase(testtools.TestCase):
         self.http('PUT', '/resource_providers/%s/aggregates' % rp_uuid,
                   body, expect=200)
 
-    def create_resource_class(self, name):
-        self.http('PUT', '/resource_classes/%s' % name, version='1.7')
+    def create_resource_class(self, name=None):
+        """A custom resource class named ``name`` (unique if not given)."""
+        name = name or self.unique_custom()
+        self.http('PUT', '/resource_classes/%s' % name)
         return name
 
     def allocate(self, consumer, allocations, project=None, user=None,
@@ -330,6 +394,19 @@ class FunctionalTestCase(testtools.TestCase):
             self.skipTest('the server has no allocations route')
         _write_allocations(consumer, allocations, project, user,
                            consumer_type)
+
+    def show_allocations(self, consumer, version=SETUP_VERSION):
+        """``allocation show`` rows of ``consumer``, through the shell."""
+        return self.openstack(
+            ['resource', 'provider', 'allocation', 'show', consumer],
+            use_json=True, version=version)
+
+    def provider_usages(self, rp_uuid):
+        """{class: usage} of a provider, through the shell."""
+        rows = self.openstack(
+            ['resource', 'provider', 'usage', 'show', rp_uuid],
+            use_json=True, version=SETUP_VERSION)
+        return {row['resource_class']: row['usage'] for row in rows}
 
     def hook_server(self, hook):
         """Put ``hook(environ)`` in front of the in-process server.
@@ -375,8 +452,8 @@ class FunctionalTestCase(testtools.TestCase):
         self.hook_server(hook)
 
     def record_requests(self):
-        """Record the (method, path?query, microversion) the client
-        sends."""
+        """Record every request the client sends from now on, as
+        ``Sent`` tuples: (method, path?query, 'placement X.Y')."""
         from keystoneauth1 import session as ks_session
         calls = []
         original = ks_session.Session.request
@@ -386,13 +463,41 @@ class FunctionalTestCase(testtools.TestCase):
             params = kwargs.get('params')
             query = '?' + urllib.parse.urlencode(params, doseq=True) \
                 if params else ''
-            calls.append((method, url + query,
-                          headers.get('OpenStack-API-Version', '')))
+            calls.append(Sent(method, url + query,
+                              headers.get('OpenStack-API-Version', ''),
+                              kwargs.get('json')))
             return original(session, url, method, *args, **kwargs)
 
         self.useFixture(fixtures.MonkeyPatch(
             'keystoneauth1.session.Session.request', request))
         return calls
+
+    @contextlib.contextmanager
+    def meanwhile(self, method, path, action):
+        """Run ``action(send)`` right after the client's first ``method path``.
+
+        This is how a concurrent writer is simulated: the client has read
+        (say, the consumer generation) and is about to write. ``send(method,
+        url, **kwargs)`` sends a request through the client's own session
+        (``version=`` picks the microversion), so the concurrent change
+        goes through the same server, whatever the mode.
+        """
+        original = client_http.SessionClient.request
+        state = {'done': False}
+
+        def request(client, req_method, url, **kwargs):
+            response = original(client, req_method, url, **kwargs)
+            if (not state['done'] and req_method == method
+                    and url.split('?')[0] == path):
+                state['done'] = True
+                action(lambda *a, **kw: original(client, *a, **kw))
+            return response
+
+        with fixtures.MonkeyPatch(
+                'osc_placement.http.SessionClient.request', request):
+            yield state
+        self.assertTrue(state['done'], '%s %s was never sent'
+                        % (method, path))
 
 
 def _in_process():

@@ -4,9 +4,6 @@ import uuid
 
 from tests.functional import base
 
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
-
 
 class AggregateTests:
     """The same flows below 1.19 (a bare list) and from 1.19 (with the
@@ -84,10 +81,11 @@ class TestAggregate_1_1(AggregateTests, base.FunctionalTestCase):
     def test_generation_option_gate(self):
         self.assertCommandFails(
             ['resource', 'provider', 'aggregate', 'set', self.rp,
-             '--generation', '0'], GATE % ('1.1', '1.19'))
+             '--generation', '0'], base.GATE % ('1.1', '1.19'))
         self.assertCommandFails(
             ['resource', 'provider', 'aggregate', 'set', self.rp,
-             '--generation', '0'], GATE % ('1.18', '1.19'), version='1.18')
+             '--generation', '0'], base.GATE % ('1.18', '1.19'),
+            version='1.18')
 
 
 class TestAggregate_1_19(AggregateTests, base.FunctionalTestCase):
@@ -126,12 +124,12 @@ class TestAggregateBelowMinimum(base.FunctionalTestCase):
     VERSION = '1.0'
 
     def test_commands_need_1_1(self):
-        rp = self.create_provider(version='1.0')['uuid']
+        rp = self.create_provider()['uuid']
         self.assertCommandFails('resource provider aggregate list ' + rp,
-                                GATE % ('1.0', '1.1'))
+                                base.GATE % ('1.0', '1.1'))
         self.assertCommandFails(
             'resource provider aggregate set %s --aggregate %s'
-            % (rp, uuid.uuid4()), GATE % ('1.0', '1.1'))
+            % (rp, uuid.uuid4()), base.GATE % ('1.0', '1.1'))
 
 
 class TestAggregateNegotiated(base.FunctionalTestCase):

@@ -11,8 +11,8 @@ then the negotiated default, which stops at 1.37 for these commands unless
 import json
 import uuid
 
+from osc_placement import version
 from tests.functional import base
-from tests.functional import helpers_b
 
 REQUIRED = ('allocation set: error: the '
             'following arguments are required: ')
@@ -30,14 +30,14 @@ GENERATION_CONFLICT = ('consumer generation conflict - expected %s but '
 
 def columns_at(ver):
     columns = ['resource_provider', 'generation', 'resources']
-    if helpers_b.at_least(ver, '1.12'):
+    if version.at_least(ver, '1.12'):
         columns += ['project_id', 'user_id']
-    if helpers_b.at_least(ver, '1.38'):
+    if version.at_least(ver, '1.38'):
         columns.append('consumer_type')
     return columns
 
 
-class AllocationTests(helpers_b.HelpersB):
+class AllocationTests:
     """Mixed into a FunctionalTestCase with an explicit VERSION."""
 
     def setUp(self):
@@ -45,8 +45,8 @@ class AllocationTests(helpers_b.HelpersB):
         self.consumer = str(uuid.uuid4())
         # Generation 1 after the inventory.
         self.rp1 = self.compute_node(vcpu=8, memory=4096)
-        self.rp2 = self.new_provider('disk')['uuid']
-        self.set_inventory(self.rp2, 'DISK_GB=100')
+        self.rp2 = self.create_provider(self.unique('disk'))['uuid']
+        self.set_inventory(self.rp2, {'DISK_GB': 100})
 
     def alloc_cmd(self, *allocations, **kwargs):
         """``allocation set`` argv at VERSION with what VERSION requires."""
@@ -54,9 +54,9 @@ class AllocationTests(helpers_b.HelpersB):
                kwargs.get('consumer', self.consumer)]
         for alloc in allocations:
             cmd += ['--allocation', alloc]
-        if helpers_b.at_least(self.VERSION, '1.8'):
+        if version.at_least(self.VERSION, '1.8'):
             cmd += ['--project-id', self.project, '--user-id', self.user]
-        if helpers_b.at_least(self.VERSION, '1.38'):
+        if version.at_least(self.VERSION, '1.38'):
             cmd += ['--consumer-type', kwargs.get('consumer_type',
                                                   'INSTANCE')]
         return cmd
@@ -99,28 +99,29 @@ class AllocationTests(helpers_b.HelpersB):
 
     def test_set_requests(self):
         cmd = self.alloc_cmd('rp=%s,VCPU=1' % self.rp1)
-        result = self.openstack(['--debug'] + cmd, may_fail=True)
+        calls = self.record_requests()
+        result = self.openstack(cmd, may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
         path = '/allocations/' + self.consumer
         expected = [('PUT', path), ('GET', path)]
-        if helpers_b.at_least(self.VERSION, '1.28'):
+        if version.at_least(self.VERSION, '1.28'):
             # The consumer generation is read first.
             expected.insert(0, ('GET', path))
-        self.assertEqual(expected, self.debug_requests(result.stderr))
+        self.assertEqual(expected, [sent.request for sent in calls])
         self.assertEqual([self.VERSION] * len(expected),
-                         self.debug_versions(result.stderr))
-        [(method, _path, body)] = self.debug_bodies(result.stderr)
-        if helpers_b.at_least(self.VERSION, '1.12'):
+                         [sent.version for sent in calls])
+        [body] = [sent.body for sent in calls if sent.body is not None]
+        if version.at_least(self.VERSION, '1.12'):
             allocations = {self.rp1: {'resources': {'VCPU': 1}}}
         else:
             allocations = [{'resource_provider': {'uuid': self.rp1},
                             'resources': {'VCPU': 1}}]
         expected_body = {'allocations': allocations}
-        if helpers_b.at_least(self.VERSION, '1.8'):
+        if version.at_least(self.VERSION, '1.8'):
             expected_body.update(project_id=self.project, user_id=self.user)
-        if helpers_b.at_least(self.VERSION, '1.28'):
+        if version.at_least(self.VERSION, '1.28'):
             expected_body['consumer_generation'] = None
-        if helpers_b.at_least(self.VERSION, '1.38'):
+        if version.at_least(self.VERSION, '1.38'):
             expected_body['consumer_type'] = 'INSTANCE'
         self.assertEqual(expected_body, body)
 
@@ -145,7 +146,7 @@ class AllocationTests(helpers_b.HelpersB):
                  '--allocation', 'rp=%s,VCPU=1' % self.rp1]
         who = ['--project-id', self.project, '--user-id', self.user]
         typed = ['--consumer-type', 'INSTANCE']
-        if not helpers_b.at_least(self.VERSION, '1.8'):
+        if not version.at_least(self.VERSION, '1.8'):
             result = self.openstack(plain + who + typed, may_fail=True)
             self.assertEqual(0, result.code, result.stderr)
             self.assertIn(USER_WARNING, result.stderr)
@@ -153,7 +154,7 @@ class AllocationTests(helpers_b.HelpersB):
             self.assertRows([self.expected_row(self.rp1, 2, VCPU=1)],
                             self.show())
             return
-        if helpers_b.at_least(self.VERSION, '1.38'):
+        if version.at_least(self.VERSION, '1.38'):
             self.assertCommandFails(
                 plain, REQUIRED + '--project-id, --user-id, --consumer-type',
                 code=2)
@@ -227,18 +228,19 @@ class UnsetTests:
         # Names that are not there are ignored.
         rows = self.unset('--provider', self.rp2, '--resource-class', 'VGPU')
         self.assertRows([self.expected_row(self.rp1, 5, VCPU=2)], rows)
+        calls = self.record_requests()
         result = self.openstack(
-            ['--debug', 'resource', 'provider', 'allocation', 'unset',
+            ['resource', 'provider', 'allocation', 'unset',
              self.consumer, '--provider', self.rp1, '--resource-class',
              'VCPU', '-f', 'json'], may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
         self.assertEqual([], _json(result.stdout))
         path = '/allocations/' + self.consumer
         # Below 1.28 an empty set cannot be written: the client deletes.
-        write = ('PUT' if helpers_b.at_least(self.VERSION, '1.28')
+        write = ('PUT' if version.at_least(self.VERSION, '1.28')
                  else 'DELETE')
         self.assertEqual([('GET', path), (write, path), ('GET', path)],
-                         self.debug_requests(result.stderr))
+                         [sent.request for sent in calls])
         self.assertEqual([], self.show())
         self.assertEqual({'VCPU': 0, 'MEMORY_MB': 0},
                          self.provider_usages(self.rp1))
@@ -255,7 +257,7 @@ class UnsetTests:
 
     def test_unset_unknown_consumer(self):
         cmd = ['resource', 'provider', 'allocation', 'unset', self.consumer]
-        if helpers_b.at_least(self.VERSION, '1.28'):
+        if version.at_least(self.VERSION, '1.28'):
             # Said by the client: a PUT would fail schema validation.
             result = self.assertCommandFails(
                 cmd, NO_ALLOCATIONS % self.consumer)
@@ -270,7 +272,7 @@ class UnsetGateTests:
     def test_unset_needs_1_12(self):
         self.assertCommandFails(
             ['resource', 'provider', 'allocation', 'unset', self.consumer],
-            helpers_b.gate_error(self.VERSION, '1.12'))
+            base.GATE % (self.VERSION, '1.12'))
 
 
 class ConsumerGenerationTests:
@@ -365,24 +367,24 @@ class ConsumerTypeTests:
         self.assertEqual(['INSTANCE'], [r['consumer_type'] for r in rows])
 
     def test_untyped_consumer_stays_untyped_on_unset(self):
-        # Written at 1.37, where there is no type.
-        self.allocate_cli(self.consumer,
-                          'rp=%s,VCPU=2,MEMORY_MB=64' % self.rp1,
-                          'rp=%s,DISK_GB=1' % self.rp2, version='1.37')
+        # Written without a type, as before 1.38.
+        self.allocate(self.consumer,
+                      {self.rp1: {'VCPU': 2, 'MEMORY_MB': 64},
+                       self.rp2: {'DISK_GB': 1}}, self.project, self.user)
         self.assertEqual(['unknown', 'unknown'],
                          [r['consumer_type'] for r in self.show()])
+        calls = self.record_requests()
         result = self.openstack(
-            ['--debug', 'resource', 'provider', 'allocation', 'unset',
+            ['resource', 'provider', 'allocation', 'unset',
              self.consumer, '--provider', self.rp2, '-f', 'json'],
             may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
         path = '/allocations/' + self.consumer
-        requests = self.debug_requests(result.stderr)
         self.assertEqual([('GET', path), ('PUT', path), ('GET', path)],
-                         requests)
+                         [sent.request for sent in calls])
         # The write is made at 1.37 so that no type is invented.
         self.assertEqual([self.VERSION, '1.37', self.VERSION],
-                         self.debug_versions(result.stderr))
+                         [sent.version for sent in calls])
         rows = _json(result.stdout)
         self.assertEqual(
             [dict(self.expected_row(self.rp1, 3, VCPU=2, MEMORY_MB=64),
@@ -432,7 +434,7 @@ class TestAllocation1_39(ConsumerTypeTests, ConsumerGenerationTests,
     VERSION = '1.39'
 
 
-class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
+class TestAllocationNegotiated(base.FunctionalTestCase):
     """The default version against our 1.39 server: 1.37 for allocations
     unless --consumer-type asks for more."""
 
@@ -442,12 +444,13 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
         self.rp = self.compute_node()
         self.path = '/allocations/' + self.consumer
 
-    def run_debug(self, *argv):
-        result = self.openstack(['--debug'] + list(argv) + ['-f', 'json'],
-                                may_fail=True)
+    def run_recorded(self, *argv):
+        """Rows, (method, path) and microversion of each request sent."""
+        calls = self.record_requests()
+        result = self.openstack(list(argv) + ['-f', 'json'], may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
-        return (_json(result.stdout), self.debug_requests(result.stderr),
-                self.debug_versions(result.stderr))
+        return (_json(result.stdout), [sent.request for sent in calls],
+                [sent.version for sent in calls])
 
     def test_set_needs_project_and_user_but_no_type(self):
         result = self.assertCommandFails(
@@ -457,7 +460,7 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
         self.assertNotIn('--consumer-type', result.stderr.splitlines()[-1])
 
     def test_set_show_unset_stay_at_1_37(self):
-        rows, requests, versions = self.run_debug(
+        rows, requests, versions = self.run_recorded(
             'resource', 'provider', 'allocation', 'set', self.consumer,
             '--allocation', 'rp=%s,VCPU=2,MEMORY_MB=64' % self.rp,
             '--project-id', self.project, '--user-id', self.user)
@@ -468,11 +471,11 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
                     'resources': {'VCPU': 2, 'MEMORY_MB': 64},
                     'project_id': self.project, 'user_id': self.user}
         self.assertEqual([expected], rows)
-        rows, requests, versions = self.run_debug(
+        rows, requests, versions = self.run_recorded(
             'resource', 'provider', 'allocation', 'show', self.consumer)
         self.assertEqual([expected], rows)
         self.assertEqual(['1.39', '1.37'], versions)
-        rows, requests, versions = self.run_debug(
+        rows, requests, versions = self.run_recorded(
             'resource', 'provider', 'allocation', 'unset', self.consumer,
             '--resource-class', 'MEMORY_MB')
         self.assertEqual(
@@ -482,14 +485,14 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
             self.consumer, version='1.38')[0]['consumer_type'])
 
     def test_consumer_type_lifts_the_ceiling(self):
-        rows, requests, versions = self.run_debug(
+        rows, requests, versions = self.run_recorded(
             'resource', 'provider', 'allocation', 'set', self.consumer,
             '--allocation', 'rp=%s,VCPU=1' % self.rp,
             '--project-id', self.project, '--user-id', self.user,
             '--consumer-type', 'INSTANCE')
         self.assertEqual(['1.39'] * 4, versions)
         self.assertEqual('INSTANCE', rows[0]['consumer_type'])
-        rows, requests, versions = self.run_debug(
+        rows, requests, versions = self.run_recorded(
             'resource', 'provider', 'allocation', 'unset', self.consumer,
             '--consumer-type', 'MIGRATION', '--resource-class', 'MEMORY_MB')
         self.assertEqual(['1.39'] * 4, versions)
@@ -499,8 +502,8 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
                            'consumer_type': 'MIGRATION'}], rows)
 
     def test_writes_keep_the_consumer_type(self):
-        self.allocate_cli(self.consumer, 'rp=%s,VCPU=1' % self.rp,
-                          consumer_type='MIGRATION')
+        self.allocate(self.consumer, {self.rp: {'VCPU': 1}}, self.project,
+                      self.user, 'MIGRATION')
         # At 1.37 a write does not mention the type, so it stays.
         self.openstack(['resource', 'provider', 'allocation', 'set',
                         self.consumer, '--allocation',
@@ -515,27 +518,30 @@ class TestAllocationNegotiated(helpers_b.HelpersB, base.FunctionalTestCase):
             self.show_allocations(self.consumer, version='1.38'))
 
     def test_help_sends_nothing(self):
+        calls = self.record_requests()
         for command in ('set', 'unset', 'show', 'delete'):
             result = self.openstack(
-                ['--debug', 'resource', 'provider', 'allocation', command,
-                 '--help'], may_fail=True)
+                ['resource', 'provider', 'allocation', command, '--help'],
+                may_fail=True)
             self.assertEqual(0, result.code, result.stderr)
             self.assertIn('usage: ', result.stdout)
-            self.assertEqual([], self.debug_requests(result.stderr))
+            self.assertEqual([], calls)
 
     def test_delete_is_not_capped(self):
-        self.allocate_cli(self.consumer, 'rp=%s,VCPU=1' % self.rp)
+        self.allocate(self.consumer, {self.rp: {'VCPU': 1}}, self.project,
+                      self.user, 'INSTANCE')
+        calls = self.record_requests()
         result = self.openstack(
-            ['--debug', 'resource', 'provider', 'allocation', 'delete',
-             self.consumer], may_fail=True)
+            ['resource', 'provider', 'allocation', 'delete', self.consumer],
+            may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
         self.assertEqual([('GET', '/'), ('DELETE', self.path)],
-                         self.debug_requests(result.stderr))
-        self.assertEqual(['1.39', '1.39'], self.debug_versions(result.stderr))
+                         [sent.request for sent in calls])
+        self.assertEqual(['1.39', '1.39'], [sent.version for sent in calls])
         self.assertEqual([], self.show_allocations(self.consumer))
 
 
-class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
+class TestAllocationClientErrors(base.FunctionalTestCase):
     """Errors the client finds itself; nothing is written."""
 
     VERSION = '1.39'
@@ -570,7 +576,8 @@ class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
     def test_table_shows_dicts_as_python(self):
         rp = self.compute_node()
         consumer = str(uuid.uuid4())
-        self.allocate_cli(consumer, 'rp=%s,VCPU=2,MEMORY_MB=512' % rp)
+        self.allocate(consumer, {rp: {'VCPU': 2, 'MEMORY_MB': 512}},
+                      self.project, self.user, 'INSTANCE')
         table = self.openstack(['resource', 'provider', 'allocation',
                                 'show', consumer])
         lines = table.splitlines()
@@ -591,11 +598,10 @@ class TestAllocationClientErrors(helpers_b.HelpersB, base.FunctionalTestCase):
         self.assertCommandFails(
             ['resource', 'provider', 'allocation', 'unset', str(uuid.uuid4()),
              '--consumer-type', 'INSTANCE'],
-            helpers_b.gate_error('1.37', '1.38'), version='1.37')
+            base.GATE % ('1.37', '1.38'), version='1.37')
 
 
-class TestAllocationAgainstOlderServer(helpers_b.HelpersB,
-                                       base.FunctionalTestCase):
+class TestAllocationAgainstOlderServer(base.FunctionalTestCase):
     """The default version against servers older than the client: the
     406 answer's max_version is used, and gates, required options,
     requests and columns follow it."""
@@ -607,29 +613,34 @@ class TestAllocationAgainstOlderServer(helpers_b.HelpersB,
         self.path = '/allocations/' + self.consumer
 
     def run_debug(self, *argv):
+        """Rows, the --debug log, and (method, path) and microversion of
+        each request sent."""
+        calls = self.record_requests()
         result = self.openstack(['--debug'] + list(argv) + ['-f', 'json'],
                                 may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
-        return (json.loads(result.stdout), result.stderr)
+        return (json.loads(result.stdout), result.stderr,
+                [sent.request for sent in calls],
+                [sent.version for sent in calls])
 
     def test_server_at_1_7(self):
-        self.pretend_older_server('1.7')
-        rows, stderr = self.run_debug(
+        self.pretend_server_max('1.7')
+        rows, stderr, requests, versions = self.run_debug(
             'resource', 'provider', 'allocation', 'set', self.consumer,
             '--allocation', 'rp=%s,VCPU=2' % self.rp)
         self.assertEqual([{'resource_provider': self.rp, 'generation': 2,
                            'resources': {'VCPU': 2}}], rows)
         self.assertEqual([('GET', '/'), ('PUT', self.path),
-                          ('GET', self.path)], self.debug_requests(stderr))
-        self.assertEqual(['1.39', '1.7', '1.7'], self.debug_versions(stderr))
+                          ('GET', self.path)], requests)
+        self.assertEqual(['1.39', '1.7', '1.7'], versions)
         self.assertIn('Microversion 1.39 not supported in server. Falling '
                       'back to microversion 1.7', stderr)
         self.assertCommandFails(
             ['resource', 'provider', 'allocation', 'unset', self.consumer],
-            helpers_b.gate_error('1.7', '1.12'))
+            base.GATE % ('1.7', '1.12'))
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1'],
-            helpers_b.gate_error('1.7', '1.10'))
+            base.GATE % ('1.7', '1.10'))
         result = self.openstack(
             ['resource', 'provider', 'allocation', 'set', self.consumer,
              '--allocation', 'rp=%s,VCPU=1' % self.rp, '--project-id',
@@ -638,53 +649,53 @@ class TestAllocationAgainstOlderServer(helpers_b.HelpersB,
         self.assertIn(USER_WARNING, result.stderr)
 
     def test_server_at_1_17(self):
-        self.pretend_older_server('1.17')
+        self.pretend_server_max('1.17')
         self.assertCommandFails(
             ['resource', 'provider', 'allocation', 'set', self.consumer,
              '--allocation', 'rp=%s,VCPU=2' % self.rp],
             REQUIRED + '--project-id, --user-id', code=2)
-        rows, stderr = self.run_debug(
+        rows, stderr, requests, versions = self.run_debug(
             'resource', 'provider', 'allocation', 'set', self.consumer,
             '--allocation', 'rp=%s,VCPU=2,MEMORY_MB=8' % self.rp,
             '--project-id', self.project, '--user-id', self.user,
             '--consumer-type', 'INSTANCE')
         # No consumer generation to read before 1.28.
         self.assertEqual([('GET', '/'), ('PUT', self.path),
-                          ('GET', self.path)], self.debug_requests(stderr))
-        self.assertEqual(['1.39', '1.17', '1.17'], self.debug_versions(stderr))
+                          ('GET', self.path)], requests)
+        self.assertEqual(['1.39', '1.17', '1.17'], versions)
         self.assertIn(TYPE_WARNING, stderr)
         expected = {'resource_provider': self.rp, 'generation': 2,
                     'resources': {'VCPU': 2, 'MEMORY_MB': 8},
                     'project_id': self.project, 'user_id': self.user}
         self.assertEqual([expected], rows)
-        rows, stderr = self.run_debug(
+        rows, stderr, requests, versions = self.run_debug(
             'resource', 'provider', 'allocation', 'unset', self.consumer,
             '--resource-class', 'MEMORY_MB')
         self.assertEqual([dict(expected, generation=3,
                                resources={'VCPU': 2})], rows)
         self.assertEqual(['1.39', '1.17', '1.17', '1.17'],
-                         self.debug_versions(stderr))
+                         versions)
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1',
              '--member-of', str(uuid.uuid4())],
-            helpers_b.gate_error('1.17', '1.21'))
+            base.GATE % ('1.17', '1.21'))
 
     def test_server_at_1_38(self):
-        self.pretend_older_server('1.38')
-        rows, stderr = self.run_debug(
+        self.pretend_server_max('1.38')
+        rows, stderr, requests, versions = self.run_debug(
             'resource', 'provider', 'allocation', 'set', self.consumer,
             '--allocation', 'rp=%s,VCPU=1' % self.rp,
             '--project-id', self.project, '--user-id', self.user)
         self.assertEqual(['1.39', '1.37', '1.37', '1.37'],
-                         self.debug_versions(stderr))
+                         versions)
         self.assertNotIn('consumer_type', rows[0])
-        rows, stderr = self.run_debug(
+        rows, stderr, requests, versions = self.run_debug(
             'resource', 'provider', 'allocation', 'unset', self.consumer,
             '--consumer-type', 'MIGRATION')
         self.assertEqual([], rows)
         self.assertEqual(['1.39', '1.38', '1.38', '1.38'],
-                         self.debug_versions(stderr))
+                         versions)
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1',
              '--required', 'HW_CPU_X86_AVX,HW_CPU_X86_SSE'],
-            helpers_b.gate_error('1.38', '1.39'))
+            base.GATE % ('1.38', '1.39'))

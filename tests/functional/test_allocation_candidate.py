@@ -14,8 +14,8 @@ in-process mode) never show up.
 import json
 import uuid
 
+from osc_placement import version
 from tests.functional import base
-from tests.functional import helpers_b
 
 AVX = 'HW_CPU_X86_AVX'
 SSE = 'HW_CPU_X86_SSE'
@@ -24,7 +24,7 @@ SSE = 'HW_CPU_X86_SSE'
 def columns_at(ver, mappings=False):
     columns = ['#', 'allocation', 'resource provider',
                'inventory used/capacity']
-    if helpers_b.at_least(ver, '1.17'):
+    if version.at_least(ver, '1.17'):
         columns.append('traits')
     if mappings:
         columns.append('mappings')
@@ -44,23 +44,23 @@ class World:
     """
 
     def __init__(self, test):
-        self.rc = test.new_resource_class()
-        self.trait = test.new_trait()
+        self.rc = test.create_resource_class()
+        self.trait = test.create_trait()
         self.agg_a, self.agg_b = str(uuid.uuid4()), str(uuid.uuid4())
-        self.cn1 = test.new_provider('cn1')['uuid']
-        test.set_inventory(self.cn1, 'VCPU=8', 'MEMORY_MB=4096',
-                           '%s=10' % self.rc)
-        test.set_traits(self.cn1, AVX, self.trait)
-        test.set_aggregates(self.cn1, self.agg_a)
-        self.cn2 = test.new_provider('cn2')['uuid']
-        test.set_inventory(self.cn2, 'VCPU=4', 'MEMORY_MB=2048',
-                           '%s=10' % self.rc)
-        test.set_traits(self.cn2, SSE)
-        test.set_aggregates(self.cn2, self.agg_b)
-        test.allocate_cli(str(uuid.uuid4()), 'rp=%s,VCPU=2' % self.cn1)
+        self.cn1 = test.create_provider(test.unique('cn1'))['uuid']
+        test.set_inventory(self.cn1, {'VCPU': 8, 'MEMORY_MB': 4096,
+                                      self.rc: 10})
+        test.set_provider_traits(self.cn1, [AVX, self.trait])
+        test.set_provider_aggregates(self.cn1, [self.agg_a])
+        self.cn2 = test.create_provider(test.unique('cn2'))['uuid']
+        test.set_inventory(self.cn2, {'VCPU': 4, 'MEMORY_MB': 2048,
+                                      self.rc: 10})
+        test.set_provider_traits(self.cn2, [SSE])
+        test.set_provider_aggregates(self.cn2, [self.agg_b])
+        test.allocate(str(uuid.uuid4()), {self.cn1: {'VCPU': 2}})
 
 
-class CandidateTests(helpers_b.HelpersB):
+class CandidateTests:
     """Mixed into a FunctionalTestCase with an explicit VERSION."""
 
     _world = None
@@ -71,7 +71,7 @@ class CandidateTests(helpers_b.HelpersB):
         return self._world
 
     def since(self, first):
-        return helpers_b.at_least(self.VERSION, first)
+        return version.at_least(self.VERSION, first)
 
     def candidates(self, *options, **kwargs):
         """Run the command; return {frozenset of (rp, allocation)}.
@@ -103,7 +103,7 @@ class CandidateTests(helpers_b.HelpersB):
     def assertGate(self, options, first):
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1']
-            + list(options), helpers_b.gate_error(self.VERSION, first))
+            + list(options), base.GATE % (self.VERSION, first))
 
     def test_rows_and_columns(self):
         w = self.world()
@@ -227,8 +227,8 @@ class CandidateTests(helpers_b.HelpersB):
 
     def test_nested_providers(self):
         w = self.world()
-        gpu = self.new_provider('gpu', parent=w.cn2)['uuid']
-        self.set_inventory(gpu, 'VGPU=2', '%s=1' % w.rc)
+        gpu = self.create_provider(self.unique('gpu'), parent=w.cn2)['uuid']
+        self.set_inventory(gpu, {'VGPU': 2, w.rc: 1})
         found = self.candidates('--resource', 'VGPU=1')
         gpu_alone = frozenset([(gpu, frozenset(['VGPU=1', '%s=1' % w.rc]))])
         if not self.since('1.29'):
@@ -246,10 +246,10 @@ class CandidateTests(helpers_b.HelpersB):
 
     def test_sharing_provider(self):
         w = self.world()
-        disk = self.new_provider('disk')['uuid']
-        self.set_inventory(disk, 'DISK_GB=100')
-        self.set_traits(disk, 'MISC_SHARES_VIA_AGGREGATE')
-        self.set_aggregates(disk, w.agg_a)
+        disk = self.create_provider(self.unique('disk'))['uuid']
+        self.set_inventory(disk, {'DISK_GB': 100})
+        self.set_provider_traits(disk, ['MISC_SHARES_VIA_AGGREGATE'])
+        self.set_provider_aggregates(disk, [w.agg_a])
         # Only cn1 shares an aggregate with the disk. Below 1.12 the
         # client reads the two providers from a list.
         found = self.candidates('--resource', 'DISK_GB=10')
@@ -312,9 +312,9 @@ class CandidateTests(helpers_b.HelpersB):
         if not self.since('1.36'):
             return self.assertGate(['--same-subtree', '1,2'], '1.36')
         w = self.world()
-        gpu = self.new_provider('gpu', parent=w.cn1)['uuid']
-        self.set_inventory(gpu, 'VGPU=2')
-        self.set_traits(gpu, 'HW_GPU_API_VULKAN')
+        gpu = self.create_provider(self.unique('gpu'), parent=w.cn1)['uuid']
+        self.set_inventory(gpu, {'VGPU': 2})
+        self.set_provider_traits(gpu, ['HW_GPU_API_VULKAN'])
         # Group 2 takes nothing; it only says where group 1 must be.
         found = self.candidates(
             '--group', '1', '--resource', 'VGPU=1',
@@ -415,18 +415,17 @@ class TestCandidates1_39(CandidateTests, base.FunctionalTestCase):
     VERSION = '1.39'
 
 
-class TestCandidatesGateAndNegotiation(helpers_b.HelpersB,
-                                       base.FunctionalTestCase):
+class TestCandidatesGateAndNegotiation(base.FunctionalTestCase):
 
     def test_needs_1_10(self):
         self.assertCommandFails(
             ['allocation', 'candidate', 'list', '--resource', 'VCPU=1'],
-            helpers_b.gate_error('1.9', '1.10'), version='1.9')
+            base.GATE % ('1.9', '1.10'), version='1.9')
 
     def test_table(self):
         rp = self.compute_node()
-        rc = self.new_resource_class()
-        self.set_inventory(rp, 'VCPU=8', '%s=4' % rc)
+        rc = self.create_resource_class()
+        self.set_inventory(rp, {'VCPU': 8, rc: 4})
         table = self.openstack(['allocation', 'candidate', 'list',
                                 '--resource', '%s=1' % rc], version='1.39')
         lines = table.splitlines()
@@ -444,15 +443,16 @@ class TestCandidatesGateAndNegotiation(helpers_b.HelpersB,
 
     def test_negotiated_version_is_the_maximum(self):
         rp = self.compute_node()
-        rc = self.new_resource_class()
-        self.set_inventory(rp, 'VCPU=8', '%s=4' % rc)
-        self.set_traits(rp, AVX)
+        rc = self.create_resource_class()
+        self.set_inventory(rp, {'VCPU': 8, rc: 4})
+        self.set_provider_traits(rp, [AVX])
+        calls = self.record_requests()
         result = self.openstack(
-            ['--debug', 'allocation', 'candidate', 'list', '--resource',
+            ['allocation', 'candidate', 'list', '--resource',
              '%s=1' % rc, '--required', '%s,%s' % (AVX, SSE), '-f', 'json'],
             may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
-        self.assertEqual(['1.39', '1.39'], self.debug_versions(result.stderr))
+        self.assertEqual(['1.39', '1.39'], [sent.version for sent in calls])
         self.assertEqual([{'#': 1, 'allocation': '%s=1' % rc,
                            'resource provider': rp,
                            'inventory used/capacity': 'VCPU=0/8,%s=0/4' % rc,

@@ -9,13 +9,12 @@ the checks they name.
 import uuid
 
 from tests.functional import base
-from tests.functional import helpers_b
 
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 DISABLED = 'COMPUTE_STATUS_DISABLED'
 
 
-class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
+class ExplainTests(base.FunctionalTestCase):
 
     def explain(self, *options, **kwargs):
         return self.openstack(['allocation', 'candidate', 'explain']
@@ -27,15 +26,9 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         return {row['resource provider'] for row in rows}
 
     def host(self, prefix='cn', **inventory):
-        rp = self.new_provider(prefix)
-        self.put_inventory(rp['uuid'], **inventory)
+        rp = self.create_provider(self.unique(prefix))
+        self.set_inventory(rp['uuid'], inventory)
         return rp
-
-    def put_inventory(self, rp, **inventory):
-        generation = self.show_provider(rp)['generation']
-        self.api('PUT', '/resource_providers/%s/inventories' % rp,
-                 {'inventories': inventory,
-                  'resource_provider_generation': generation})
 
     def assertVerdicts(self, options, trees):
         """Explain each tree (``{name: [uuids of its providers]}``) and
@@ -90,7 +83,7 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         host = self.host(VCPU={'total': 4})
         other = self.host(VCPU={'total': 4})
         self.allocate(str(uuid.uuid4()), {host['uuid']: {'VCPU': 3}})
-        self.set_traits(other['uuid'], DISABLED)
+        self.set_provider_traits(other['uuid'], [DISABLED])
         options = ['--resource', 'VCPU=2', '--forbidden', DISABLED]
         rows = self.assertVerdicts(options, {
             host['name']: [host['uuid']], other['name']: [other['uuid']]})
@@ -108,13 +101,14 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         root = self.host('numa-host', DISK_GB={'total': 100})
         nodes = []
         for _ in range(2):
-            node = self.new_provider('numa', parent=root['uuid'])
-            self.put_inventory(node['uuid'], VCPU={'total': 4},
-                               MEMORY_MB={'total': 2048})
-            self.set_traits(node['uuid'], 'HW_NUMA_ROOT')
+            node = self.create_provider(self.unique('numa'),
+                                        parent=root['uuid'])
+            self.set_inventory(node['uuid'], {'VCPU': 4,
+                                              'MEMORY_MB': 2048})
+            self.set_provider_traits(node['uuid'], ['HW_NUMA_ROOT'])
             nodes.append(node)
-        gpu = self.new_provider('gpu', parent=nodes[0]['uuid'])
-        self.put_inventory(gpu['uuid'], VGPU={'total': 2})
+        gpu = self.create_provider(self.unique('gpu'), parent=nodes[0]['uuid'])
+        self.set_inventory(gpu['uuid'], {'VGPU': 2})
         return root, nodes, gpu
 
     def test_numa_host(self):
@@ -167,9 +161,9 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         served = self.host('served', VCPU={'total': 4})
         alone = self.host('alone', VCPU={'total': 4})
         disk = self.host('disk', DISK_GB={'total': 1000})
-        self.set_traits(disk['uuid'], SHARES)
-        self.set_aggregates(disk['uuid'], agg)
-        self.set_aggregates(served['uuid'], agg)
+        self.set_provider_traits(disk['uuid'], [SHARES])
+        self.set_provider_aggregates(disk['uuid'], [agg])
+        self.set_provider_aggregates(served['uuid'], [agg])
         options = ['--resource', 'VCPU=1', '--resource', 'DISK_GB=100']
         rows = self.assertVerdicts(options, {
             served['name']: [served['uuid']], alone['name']: [alone['uuid']],
@@ -181,7 +175,7 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         # member_of an aggregate the disk is not in: the served host is in
         # it, but the disk can no longer serve it.
         other = str(uuid.uuid4())
-        self.set_aggregates(served['uuid'], agg, other)
+        self.set_provider_aggregates(served['uuid'], [agg, other])
         rows = self.assertVerdicts(options + ['--member-of', other], {
             served['name']: [served['uuid']]})
         self.assertIn((disk['name'], '(unnamed)', 'member_of'),
@@ -191,8 +185,8 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         """Two trees missing the same class name the same sharing
         provider; its listing and its aggregates are read once."""
         disk = self.host('disk', DISK_GB={'total': 1000})
-        self.set_traits(disk['uuid'], SHARES)
-        self.set_aggregates(disk['uuid'], str(uuid.uuid4()))
+        self.set_provider_traits(disk['uuid'], [SHARES])
+        self.set_provider_aggregates(disk['uuid'], [str(uuid.uuid4())])
         hosts = [self.host(VCPU={'total': 4}) for _ in range(2)]
         calls = self.record_requests()
         rows = self.explain('--resource', 'VCPU=1', '--resource',
@@ -212,17 +206,17 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         root, nodes, gpu = self.numa_host()
         tree = {root['name']: [root['uuid'], gpu['uuid']]
                 + [n['uuid'] for n in nodes]}
-        marker = self.new_trait()
+        marker = self.create_trait()
         rows = self.assertVerdicts(
             ['--resource', 'VCPU=1', '--root-required', marker], tree)
         self.assertEqual([(root['name'], '', 'root_required')],
                          self.failed(rows))
-        self.set_traits(root['uuid'], marker)
+        self.set_provider_traits(root['uuid'], [marker])
         self.assertVerdicts(
             ['--resource', 'VCPU=1', '--root-required', marker], tree)
         # Any of two traits (1.39): a node has one of them.
         avx = 'HW_CPU_X86_AVX2'
-        self.set_traits(nodes[1]['uuid'], 'HW_NUMA_ROOT', avx)
+        self.set_provider_traits(nodes[1]['uuid'], ['HW_NUMA_ROOT', avx])
         any_of = ['--group', '1', '--resource', 'VCPU=1',
                   '--required', '%s,HW_CPU_X86_SSE42' % avx]
         self.assertVerdicts(any_of, tree)
@@ -255,12 +249,12 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
     # --- the funnel
 
     def test_funnel_names_the_criterion_that_empties_the_set(self):
-        rc = self.new_resource_class()
+        rc = self.create_resource_class()
         hosts = [self.host(**{rc: {'total': 4}}) for _ in range(3)]
-        self.set_traits(hosts[0]['uuid'], DISABLED)
+        self.set_provider_traits(hosts[0]['uuid'], [DISABLED])
         self.allocate(str(uuid.uuid4()), {hosts[1]['uuid']: {rc: 4}})
         agg = str(uuid.uuid4())
-        self.set_aggregates(hosts[0]['uuid'], agg)
+        self.set_provider_aggregates(hosts[0]['uuid'], [agg])
         rows = self.explain('--resource', '%s=2' % rc, '--forbidden',
                             DISABLED, '--member-of', agg)
         steps = [(row['criterion'], row['providers'], row['trees'],
@@ -276,11 +270,11 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
     def test_funnel_carries_the_trees_across_groups(self):
         """Each group alone keeps a tree, a different one: together they
         keep none, and the first criterion of the second group says so."""
-        rc = self.new_resource_class()
+        rc = self.create_resource_class()
         first = self.host(**{rc: {'total': 4}})
         second = self.host(**{rc: {'total': 4}})
-        trait = self.new_trait()
-        self.set_traits(first['uuid'], trait)
+        trait = self.create_trait()
+        self.set_provider_traits(first['uuid'], [trait])
         rows = self.explain('--group', '1', '--resource', '%s=1' % rc,
                             '--required', trait, '--group', '2',
                             '--resource', '%s=1' % rc, '--forbidden', trait,
@@ -347,9 +341,9 @@ class ExplainTests(helpers_b.HelpersB, base.FunctionalTestCase):
         self.assertCommandFails(
             ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1',
              '--required', 'HW_CPU_X86_AVX2', '--resource-provider',
-             host['uuid']], helpers_b.gate_error('1.12', '1.17'),
+             host['uuid']], base.GATE % ('1.12', '1.17'),
             version='1.12')
         self.pretend_server_max('1.17')
         self.assertCommandFails(
             ['allocation', 'candidate', 'explain', '--resource', 'VCPU=1'],
-            helpers_b.gate_error('1.17', '1.18'))
+            base.GATE % ('1.17', '1.18'))

@@ -18,8 +18,6 @@ import uuid
 from tests.functional import base
 
 CLAIM_VERSION = '1.28'
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
 SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 TOTAL = '(total)'
 
@@ -224,18 +222,18 @@ class CapacityListTests(CapacityTestCase):
                               (['--fit', 'VCPU=1'], '1.18')):
             self.assertCommandFails(
                 ['resource', 'provider', 'capacity', 'list'] + option,
-                GATE % ('1.13', first))
+                base.GATE % ('1.13', first))
 
     def test_any_of_traits_needs_139(self):
         self.assertCommandFails(
             ['resource', 'provider', 'capacity', 'list', '--required',
-             'HW_CPU_X86_AVX2,HW_CPU_X86_SSE'], GATE % ('1.38', '1.39'),
+             'HW_CPU_X86_AVX2,HW_CPU_X86_SSE'], base.GATE % ('1.38', '1.39'),
             version='1.38')
 
     def test_aggregate_needs_13(self):
         self.assertCommandFails(
             ['resource', 'provider', 'capacity', 'list', '--aggregate',
-             self.aggregate], GATE % ('1.2', '1.3'), version='1.2')
+             self.aggregate], base.GATE % ('1.2', '1.3'), version='1.2')
 
     def test_reads_are_one_list_and_two_per_provider(self):
         self.world()

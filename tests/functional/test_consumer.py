@@ -5,8 +5,6 @@ import uuid
 from tests.functional import base
 from tests.functional import tree_helpers
 
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
 ALL_COLUMNS = ['consumer_uuid', 'resources', 'project_id', 'user_id',
                'consumer_generation', 'consumer_type']
 
@@ -24,7 +22,6 @@ class HeldNumaHost(tree_helpers.NumaGpuHost):
         self.rps = self.build_numa_gpu_host()
         self.rp = {name: provider['uuid']
                    for name, provider in self.rps.items()}
-        self.project, self.user = str(uuid.uuid4()), str(uuid.uuid4())
         self.spanning, self.migration, self.small = sorted(
             str(uuid.uuid4()) for _ in range(3))
         self.allocate(self.spanning, {
@@ -156,18 +153,18 @@ class TestConsumerListVersions(HeldNumaHost, base.FunctionalTestCase):
     def test_tree_needs_1_14(self):
         self.assertCommandFails(
             'resource provider consumer list --tree ' + self.rp['host'],
-            GATE % ('1.13', '1.14'), version='1.13')
+            base.GATE % ('1.13', '1.14'), version='1.13')
 
     def test_consumer_type_needs_1_38(self):
         self.assertCommandFails(
             'resource provider consumer list --consumer-type MIGRATION '
-            + self.rp['host'], GATE % ('1.37', '1.38'), version='1.37')
+            + self.rp['host'], base.GATE % ('1.37', '1.38'), version='1.37')
 
     def test_negotiated_with_an_old_server(self):
         self.pretend_server_max('1.13')
         self.assertCommandFails(
             'resource provider consumer list --tree ' + self.rp['host'],
-            GATE % ('1.13', '1.14'))
+            base.GATE % ('1.13', '1.14'))
         rows = self.consumers(self.rp['numa0'])
         self.assertEqual(ALL_COLUMNS[:4], list(rows[0]))
 

@@ -10,8 +10,6 @@ FIELDS = ['allocation_ratio', 'min_unit', 'max_unit', 'reserved',
           'step_size', 'total']
 DEFAULTS = {'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': 2147483647,
             'reserved': 0, 'step_size': 1}
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
 
 
 def row(resource_class, **fields):
@@ -25,7 +23,7 @@ class InventoryTests:
 
     def setUp(self):
         super().setUp()
-        self.rp = self.create_provider(version='1.0')['uuid']
+        self.rp = self.create_provider()['uuid']
 
     def inventory_set(self, *args, **kwargs):
         return self.openstack(
@@ -323,7 +321,7 @@ class TestInventory_1_0(InventoryTests, base.FunctionalTestCase):
     def test_aggregate_gate(self):
         self.assertCommandFails(
             'resource provider inventory set %s --aggregate '
-            '--resource VCPU=1' % uuid.uuid4(), GATE % ('1.0', '1.3'))
+            '--resource VCPU=1' % uuid.uuid4(), base.GATE % ('1.0', '1.3'))
 
 
 class TestInventory_1_5(InventoryTests, base.FunctionalTestCase):

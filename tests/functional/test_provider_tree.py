@@ -7,9 +7,6 @@ import yaml
 from tests.functional import base
 from tests.functional import tree_helpers
 
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
-
 
 class TestTreeShow(tree_helpers.NumaGpuHost, base.FunctionalTestCase):
 
@@ -144,14 +141,14 @@ class TestTreeShowErrors(base.FunctionalTestCase):
         rp = self.create_provider()
         self.assertCommandFails(
             'resource provider tree show ' + rp['uuid'],
-            GATE % ('1.13', '1.14'), version='1.13')
+            base.GATE % ('1.13', '1.14'), version='1.13')
 
     def test_negotiated_with_an_old_server(self):
         rp = self.create_provider()
         self.pretend_server_max('1.13')
         calls = self.record_requests()
         self.assertCommandFails('resource provider tree show ' + rp['uuid'],
-                                GATE % ('1.13', '1.14'))
+                                base.GATE % ('1.13', '1.14'))
         # Only the negotiation was sent.
         self.assertEqual(['/'], [url.split(self.placement.endpoint, 1)[-1]
                                  for _method, url, _version in calls])

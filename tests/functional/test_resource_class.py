@@ -5,8 +5,6 @@ from importlib import metadata
 
 from tests.functional import base
 
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
 STANDARD = {'VCPU', 'MEMORY_MB', 'DISK_GB', 'PCI_DEVICE', 'VGPU',
             'SRIOV_NET_VF', 'IPV4_ADDRESS'}
 
@@ -57,7 +55,7 @@ class TestResourceClassGates(base.FunctionalTestCase):
     def test_list_needs_1_2(self):
         for version in ('1.0', '1.1'):
             result = self.assertCommandFails('resource class list',
-                                             GATE % (version, '1.2'),
+                                             base.GATE % (version, '1.2'),
                                              version=version)
             self.assertEqual('', result.stdout)
 
@@ -73,7 +71,7 @@ class TestResourceClassGates(base.FunctionalTestCase):
             below = '1.%d' % (int(minimum.split('.')[1]) - 1)
             self.assertCommandFails(
                 'resource class %s CUSTOM_X' % command,
-                GATE % (below, minimum), version=below)
+                base.GATE % (below, minimum), version=below)
 
 
 class ManageTests:

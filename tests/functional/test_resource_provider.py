@@ -6,8 +6,6 @@ from tests.functional import base
 
 COLUMNS_1_0 = ['uuid', 'name', 'generation']
 COLUMNS_1_14 = COLUMNS_1_0 + ['root_provider_uuid', 'parent_provider_uuid']
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
 
 
 class ProviderTests:
@@ -138,13 +136,13 @@ class TestProvider_1_0(ProviderTests, base.FunctionalTestCase):
     def test_parent_and_list_gates(self):
         self.assertCommandFails(
             'resource provider create x --parent-provider %s'
-            % uuid.uuid4(), GATE % ('1.0', '1.14'))
+            % uuid.uuid4(), base.GATE % ('1.0', '1.14'))
         self.assertCommandFails(
             'resource provider set %s --parent-provider %s'
-            % (uuid.uuid4(), uuid.uuid4()), GATE % ('1.0', '1.14'))
+            % (uuid.uuid4(), uuid.uuid4()), base.GATE % ('1.0', '1.14'))
         self.assertCommandFails(
             'resource provider set %s --no-parent' % uuid.uuid4(),
-            GATE % ('1.0', '1.37'))
+            base.GATE % ('1.0', '1.37'))
         for option, minimum in (
                 ('--aggregate-uuid %s' % uuid.uuid4(), '1.3'),
                 ('--member-of %s' % uuid.uuid4(), '1.3'),
@@ -153,7 +151,7 @@ class TestProvider_1_0(ProviderTests, base.FunctionalTestCase):
                 ('--required HW_CPU_X86_AVX', '1.18'),
                 ('--forbidden HW_CPU_X86_AVX', '1.22')):
             self.assertCommandFails('resource provider list ' + option,
-                                    GATE % ('1.0', minimum))
+                                    base.GATE % ('1.0', minimum))
 
 
 class TestProvider_1_14(ProviderTests, base.FunctionalTestCase):
@@ -217,7 +215,7 @@ class TestProvider_1_14(ProviderTests, base.FunctionalTestCase):
                       result.stderr)
         self.assertCommandFails(
             ['resource', 'provider', 'set', orphan['uuid'], '--no-parent'],
-            GATE % ('1.14', '1.37'))
+            base.GATE % ('1.14', '1.37'))
         # A rename leaves the parent alone.
         renamed = self.openstack(
             ['resource', 'provider', 'set', orphan['uuid'], '--name',
@@ -235,7 +233,7 @@ class TestProvider_1_14(ProviderTests, base.FunctionalTestCase):
 
     def test_list_gates(self):
         self.assertCommandFails('resource provider list --required A',
-                                GATE % ('1.14', '1.18'))
+                                base.GATE % ('1.14', '1.18'))
 
 
 class TestProvider_1_20(ProviderTests, base.FunctionalTestCase):
@@ -316,7 +314,7 @@ class TestProvider_1_37(ProviderTests, base.FunctionalTestCase):
 
     def test_any_of_required_needs_1_39(self):
         self.assertCommandFails('resource provider list --required A,B',
-                                GATE % ('1.37', '1.39'))
+                                base.GATE % ('1.37', '1.39'))
 
 
 class TestProvider_1_39(ProviderTests, base.FunctionalTestCase):
@@ -458,7 +456,7 @@ class TestNegotiationWithOlderServer(base.FunctionalTestCase):
         self.assertEqual(3, len(calls))
         self.assertCommandFails(
             ['resource', 'provider', 'list', '--required', 'HW_CPU_X86_AVX'],
-            GATE % ('1.17', '1.18'))
+            base.GATE % ('1.17', '1.18'))
 
     def test_oldest_server(self):
         self.pretend_server_max('1.0')
@@ -466,8 +464,9 @@ class TestNegotiationWithOlderServer(base.FunctionalTestCase):
                              self.unique('rp')], use_json=True)
         self.assertEqual(COLUMNS_1_0, list(rp))
         self.assertCommandFails('resource provider aggregate list '
-                                + rp['uuid'], GATE % ('1.0', '1.1'))
-        self.assertCommandFails('resource class list', GATE % ('1.0', '1.2'))
+                                + rp['uuid'], base.GATE % ('1.0', '1.1'))
+        self.assertCommandFails('resource class list',
+                                base.GATE % ('1.0', '1.2'))
         # Below 1.5, once negotiated, a class is required for delete.
         self.assertCommandFails(
             'resource provider inventory delete ' + rp['uuid'],

@@ -16,7 +16,6 @@ tests' providers (outside the in-process mode) never show up.
 import uuid
 
 from tests.functional import base
-from tests.functional import helpers_b
 
 AVX2 = 'HW_CPU_X86_AVX2'
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
@@ -30,7 +29,7 @@ class Host:
     """Providers of one registered host, by role."""
 
 
-class ScenarioHelpers(helpers_b.HelpersB):
+class ScenarioHelpers:
     """Steps of the scenarios, each through the client."""
 
     def cli(self, *argv):

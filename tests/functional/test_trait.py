@@ -8,7 +8,6 @@ every command fails with the gate text.
 import uuid
 
 from tests.functional import base
-from tests.functional import helpers_b
 
 AVX = 'HW_CPU_X86_AVX'
 SSE = 'HW_CPU_X86_SSE'
@@ -21,7 +20,7 @@ def names(rows):
     return [row['name'] for row in rows]
 
 
-class TraitTests(helpers_b.HelpersB):
+class TraitTests:
 
     def traits(self, *options):
         return names(self.openstack(['trait', 'list'] + list(options),
@@ -66,8 +65,8 @@ class TraitTests(helpers_b.HelpersB):
             '--name', 'in:%s,%s_MISSING' % (first, prefix)))
         self.assertEqual([], self.traits(
             '--name', 'startswith:' + prefix, '--associated'))
-        rp = self.new_provider()['uuid']
-        self.set_traits(rp, second)
+        rp = self.create_provider()['uuid']
+        self.set_provider_traits(rp, [second])
         self.assertEqual([second], self.traits(
             '--name', 'startswith:' + prefix, '--associated'))
         standard = self.traits('--name', 'startswith:HW_CPU_X86_SS')
@@ -85,8 +84,8 @@ class TraitTests(helpers_b.HelpersB):
                         <= set(self.traits('--name', 'bogus:X')))
 
     def test_provider_traits(self):
-        custom = self.new_trait()
-        rp = self.new_provider()['uuid']
+        custom = self.create_trait()
+        rp = self.create_provider()['uuid']
         self.assertEqual([], self.provider_traits(rp))
         rows = self.openstack(['resource', 'provider', 'trait', 'set', rp,
                                '--trait', custom, '--trait', AVX],
@@ -94,7 +93,7 @@ class TraitTests(helpers_b.HelpersB):
         self.assertEqual(sorted([custom, AVX]), sorted(names(rows)))
         self.assertEqual(sorted([custom, AVX]),
                          sorted(self.provider_traits(rp)))
-        self.assertEqual(1, self.show_provider(rp)['generation'])
+        self.assertEqual(1, self.provider_generation(rp))
         self.assertCommandFails(
             ['trait', 'delete', custom],
             'The trait %s is in use by a resource provider. (HTTP 409)'
@@ -103,17 +102,17 @@ class TraitTests(helpers_b.HelpersB):
         rows = self.openstack(['resource', 'provider', 'trait', 'set', rp,
                                '--trait', SSE], use_json=True)
         self.assertEqual([SSE], names(rows))
-        self.assertEqual(2, self.show_provider(rp)['generation'])
+        self.assertEqual(2, self.provider_generation(rp))
         self.assertEqual('', self.openstack(['trait', 'delete', custom]))
         self.assertEqual([], names(self.openstack(
             ['resource', 'provider', 'trait', 'set', rp], use_json=True)))
-        self.set_traits(rp, AVX)
+        self.set_provider_traits(rp, [AVX])
         self.assertEqual('', self.openstack(
             ['resource', 'provider', 'trait', 'delete', rp]))
         self.assertEqual([], self.provider_traits(rp))
 
     def test_provider_trait_errors(self):
-        rp = self.new_provider()['uuid']
+        rp = self.create_provider()['uuid']
         missing = self.unique_custom('CUSTOM_NOPE')
         self.assertCommandFails(
             ['resource', 'provider', 'trait', 'set', rp, '--trait', missing],
@@ -129,7 +128,7 @@ class TraitTests(helpers_b.HelpersB):
                             result.stderr)
 
     def test_set_after_concurrent_change_is_refused(self):
-        rp = self.new_provider()['uuid']
+        rp = self.create_provider()['uuid']
         path = '/resource_providers/' + rp
 
         def concurrent(send):
@@ -156,12 +155,13 @@ class TestTraitNegotiated(TraitTests, base.FunctionalTestCase):
     VERSION = None
 
     def test_negotiates_the_maximum(self):
-        result = self.openstack(['--debug', 'trait', 'list', '--name',
-                                 'in:' + AVX, '-f', 'json'], may_fail=True)
+        calls = self.record_requests()
+        result = self.openstack(['trait', 'list', '--name', 'in:' + AVX,
+                                 '-f', 'json'], may_fail=True)
         self.assertEqual(0, result.code, result.stderr)
-        self.assertEqual(['1.39', '1.39'], self.debug_versions(result.stderr))
+        self.assertEqual(['1.39', '1.39'], [sent.version for sent in calls])
         self.assertEqual([('GET', '/'), ('GET', '/traits?name=in%3A' + AVX)],
-                         self.debug_requests(result.stderr))
+                         [sent.request for sent in calls])
 
 
 class TestTraitGate(base.FunctionalTestCase):
@@ -175,6 +175,6 @@ class TestTraitGate(base.FunctionalTestCase):
                     ['resource', 'provider', 'trait', 'set', rp],
                     ['resource', 'provider', 'trait', 'delete', rp]):
             result = self.assertCommandFails(
-                cmd, helpers_b.gate_error('1.5', '1.6'))
+                cmd, base.GATE % ('1.5', '1.6'))
             self.assertEqual(1, len(result.stderr.strip().splitlines()),
                              result.stderr)

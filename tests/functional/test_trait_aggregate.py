@@ -11,26 +11,26 @@ import uuid
 
 from osc_placement.resources import bulk
 from tests.functional import base
-from tests.functional import helpers_b
 
 AVX = 'HW_CPU_X86_AVX'
 SSE = 'HW_CPU_X86_SSE'
 
 
-class TraitAggregateTests(helpers_b.HelpersB):
+class TraitAggregateTests:
 
     def setUp(self):
         super().setUp()
         self.agg = str(uuid.uuid4())
-        self.marker = self.new_trait('CUSTOM_FT_MARK')
+        self.marker = self.create_trait(self.unique_custom('CUSTOM_FT_MARK'))
         self.own = {}
-        self.members = sorted(self.new_provider()['uuid'] for _ in range(3))
+        self.members = sorted(self.create_provider()['uuid'] for _ in range(3))
         for rp in self.members:
-            self.own[rp] = self.new_trait('CUSTOM_FT_OWN')
-            self.set_traits(rp, self.own[rp], SSE)
-            self.set_aggregates(rp, self.agg)
-        self.outsider = self.new_provider()['uuid']
-        self.set_traits(self.outsider, SSE, self.marker)
+            self.own[rp] = self.create_trait(
+                self.unique_custom('CUSTOM_FT_OWN'))
+            self.set_provider_traits(rp, [self.own[rp], SSE])
+            self.set_provider_aggregates(rp, [self.agg])
+        self.outsider = self.create_provider()['uuid']
+        self.set_provider_traits(self.outsider, [SSE, self.marker])
 
     # --- running and inspecting
 
@@ -40,12 +40,12 @@ class TraitAggregateTests(helpers_b.HelpersB):
              '--aggregate'] + list(args), **kwargs)
 
     def traits_of(self, rp):
-        return sorted(self.api('GET', '/resource_providers/%s/traits'
-                               % rp)['traits'])
+        return sorted(self.http('GET', '/resource_providers/%s/traits' % rp,
+                                expect=200).json()['traits'])
 
     def state(self):
         """Every provider's (generation, traits), outsider included."""
-        return {rp: (self.show_provider(rp)['generation'],
+        return {rp: (self.provider_generation(rp),
                      self.traits_of(rp))
                 for rp in self.members + [self.outsider]}
 
@@ -85,20 +85,20 @@ class TraitAggregateTests(helpers_b.HelpersB):
         self.assertEqual({rp: sorted([self.marker, AVX])
                           for rp in self.members}, self.by_provider(rows))
         # Rows come provider by provider, in the server's listing order.
-        listed = [rp['uuid'] for rp in self.api(
-            'GET', '/resource_providers?member_of=' + self.agg)[
-                'resource_providers']]
+        listed = [rp['uuid'] for rp in self.http(
+            'GET', '/resource_providers?member_of=' + self.agg,
+            expect=200).json()['resource_providers']]
         self.assertEqual(listed, list(dict.fromkeys(
             row['resource_provider'] for row in rows)))
         for rp in self.members:
             self.assertEqual(sorted([self.marker, AVX]), self.traits_of(rp))
             self.assertEqual(before[rp][0] + 1,
-                             self.show_provider(rp)['generation'])
+                             self.provider_generation(rp))
         self.assertEqual(before[self.outsider], self.state()[self.outsider])
 
     def test_amend_adds_and_keeps_the_others(self):
         first, second, third = self.members
-        self.set_traits(second, self.own[second], SSE, self.marker)
+        self.set_provider_traits(second, [self.own[second], SSE, self.marker])
         before = self.state()
         rows = self.trait_cmd('set', '--amend', '--trait', self.marker,
                               use_json=True)
@@ -172,7 +172,7 @@ class TraitAggregateTests(helpers_b.HelpersB):
             if len(puts) == 1:
                 # The other client wins the race; this request, sent while
                 # the hook runs, is the second PUT seen here.
-                self.set_traits(second, self.own[second], SSE, AVX)
+                self.set_provider_traits(second, [self.own[second], SSE, AVX])
             return None
 
         self.hook_server(hook)
@@ -223,8 +223,8 @@ class TraitAggregateTests(helpers_b.HelpersB):
 
     def test_delete_removes_only_the_traits_named(self):
         first, second, third = self.members
-        self.set_traits(first, self.own[first], SSE, self.marker)
-        self.set_traits(third, self.marker)
+        self.set_provider_traits(first, [self.own[first], SSE, self.marker])
+        self.set_provider_traits(third, [self.marker])
         before = self.state()
         rows = self.trait_cmd('delete', '--trait', self.marker,
                               '--trait', SSE, use_json=True)
@@ -289,8 +289,7 @@ class TestTraitAggregate_1_39(TraitAggregateTests, base.FunctionalTestCase):
     VERSION = '1.39'
 
 
-class TestTraitAggregateVersions(helpers_b.HelpersB,
-                                 base.FunctionalTestCase):
+class TestTraitAggregateVersions(base.FunctionalTestCase):
 
     def test_explicit_old_version(self):
         # --aggregate needs 1.3 (member_of); traits themselves need 1.6.
@@ -298,25 +297,25 @@ class TestTraitAggregateVersions(helpers_b.HelpersB,
             result = self.assertCommandFails(
                 ['resource', 'provider', 'trait', argv[0], str(uuid.uuid4()),
                  '--aggregate'] + argv[1:],
-                helpers_b.gate_error('1.2', '1.6'), version='1.2')
+                base.GATE % ('1.2', '1.6'), version='1.2')
             self.assertEqual(1, len(result.stderr.strip().splitlines()))
 
     def test_negotiated_with_an_old_server(self):
         agg = str(uuid.uuid4())
-        rp = self.new_provider()['uuid']
-        self.set_aggregates(rp, agg)
+        rp = self.create_provider()['uuid']
+        self.set_provider_aggregates(rp, [agg])
         self.pretend_server_max('1.5')
         calls = self.record_requests()
         self.assertCommandFails(
             ['resource', 'provider', 'trait', 'set', agg, '--aggregate',
-             '--amend', '--trait', AVX], helpers_b.gate_error('1.5', '1.6'))
+             '--amend', '--trait', AVX], base.GATE % ('1.5', '1.6'))
         # Only the negotiation was sent.
         self.assertEqual(['GET'], [method for method, _, _ in calls])
 
     def test_negotiated(self):
         agg = str(uuid.uuid4())
-        rp = self.new_provider()['uuid']
-        self.set_aggregates(rp, agg)
+        rp = self.create_provider()['uuid']
+        self.set_provider_aggregates(rp, [agg])
         calls = self.record_requests()
         rows = json.loads(self.openstack(
             ['resource', 'provider', 'trait', 'set', agg, '--aggregate',

@@ -4,9 +4,6 @@ import uuid
 
 from tests.functional import base
 
-GATE = ('Operation or argument is not supported with version %s; '
-        'requires at least version %s')
-
 
 def by_class(rows):
     return {row['resource_class']: row['usage'] for row in rows}
@@ -48,9 +45,9 @@ class TestProviderUsage_1_0(ProviderUsageTests, base.FunctionalTestCase):
 
     def test_project_usage_needs_1_9(self):
         self.assertCommandFails('resource usage show %s' % uuid.uuid4(),
-                                GATE % ('1.0', '1.9'))
+                                base.GATE % ('1.0', '1.9'))
         self.assertCommandFails('resource usage show %s' % uuid.uuid4(),
-                                GATE % ('1.8', '1.9'), version='1.8')
+                                base.GATE % ('1.8', '1.9'), version='1.8')
 
 
 class TestProviderUsage_1_39(ProviderUsageTests, base.FunctionalTestCase):
@@ -102,10 +99,10 @@ class TestProjectUsage_1_9(ProjectUsageSetUp, base.FunctionalTestCase):
     def test_consumer_type_needs_1_38(self):
         self.assertCommandFails(
             'resource usage show %s --consumer-type INSTANCE' % self.project,
-            GATE % ('1.9', '1.38'))
+            base.GATE % ('1.9', '1.38'))
         self.assertCommandFails(
             'resource usage show %s --consumer-type INSTANCE' % self.project,
-            GATE % ('1.37', '1.38'), version='1.37')
+            base.GATE % ('1.37', '1.38'), version='1.37')
 
     def test_missing_project_is_argparse_error(self):
         self.assertCommandFails(

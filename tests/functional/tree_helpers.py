@@ -33,13 +33,3 @@ class NumaGpuHost:
         self.aggregate = str(uuid.uuid4())
         self.set_provider_aggregates(host['uuid'], [self.aggregate])
         return {'host': host, 'numa0': numa0, 'numa1': numa1, 'gpu': gpu}
-
-    def set_inventory(self, rp_uuid, inventories):
-        """Through ``inventory set``, one option per field."""
-        command = ['resource', 'provider', 'inventory', 'set', rp_uuid]
-        for rc, fields in inventories.items():
-            command += ['--resource', '%s=%d' % (rc, fields['total'])]
-            for field in ('reserved', 'allocation_ratio'):
-                command += ['--resource', '%s:%s=%s' % (rc, field,
-                                                        fields[field])]
-        self.openstack(command)

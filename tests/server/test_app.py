@@ -1,0 +1,97 @@
+"""The application built by make_app (server/app.py): start-up on a
+database file, request framing, and the authentication strategies."""
+
+import io
+import os
+
+import fixtures
+import testtools
+import webob
+
+from osc_placement.server import app as app_mod
+from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import migration
+from tests.server.test_migration import HEAD_REVISION
+from tests.server.webob_requests import request as _request
+
+
+class SQLiteFileTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.url = 'sqlite:///' + os.path.join(tmp, 'placement.sqlite')
+
+    def make_app(self):
+        return app_mod.make_app(conf_mod.make_conf(
+            self.url, enforce_new_defaults=False))
+
+
+class TestStartup(SQLiteFileTestCase):
+
+    def test_restart_keeps_providers(self):
+        first = self.make_app()
+        resp = _request(first, 'POST', '/resource_providers',
+                        '{"name": "keep me"}')
+        self.assertEqual(200, resp.status_int)
+        second = self.make_app()
+        resp = _request(second, 'GET', '/resource_providers')
+        self.assertEqual(['keep me'], [
+            p['name'] for p in resp.json['resource_providers']])
+
+    def test_schema_is_at_head_and_standards_synced(self):
+        app = self.make_app()
+        resp = _request(app, 'GET', '/resource_classes')
+        self.assertIn('VCPU', [c['name']
+                               for c in resp.json['resource_classes']])
+        from osc_placement.server.db import engine
+        self.assertEqual(HEAD_REVISION,
+                         migration.current_version(
+                             engine.create_engine(self.url)))
+
+    def test_missing_connection_refuses_to_start(self):
+        conf = conf_mod.make_conf(None)
+        self.assertRaises(ValueError, app_mod.make_app, conf)
+
+    def test_content_length_checks(self):
+        app = self.make_app()
+        req = webob.Request.blank('/resource_providers', method='POST',
+                                  headers={'X-Auth-Token': 'admin'})
+        req.environ['CONTENT_LENGTH'] = 'pony'
+        resp = req.get_response(app)
+        self.assertEqual(400, resp.status_int)
+        self.assertIn('content-length header must be an integer',
+                      resp.json['errors'][0]['detail'])
+        req = webob.Request.blank('/resource_providers', method='POST',
+                                  headers={'X-Auth-Token': 'admin'})
+        req.environ['CONTENT_LENGTH'] = '2'
+        req.environ['wsgi.input'] = io.BytesIO(b'{}')
+        resp = req.get_response(app)
+        self.assertIn('content-type header required when content-length',
+                      resp.json['errors'][0]['detail'])
+
+    def test_empty_path_needs_a_token_with_noauth2(self):
+        app = self.make_app()
+        req = webob.Request.blank('/placement', headers={})
+        req.script_name, req.path_info = '/placement', ''
+        self.assertEqual(401, req.get_response(app).status_int)
+        req = webob.Request.blank('/placement',
+                                  headers={'X-Auth-Token': 'admin'})
+        req.script_name, req.path_info = '/placement', ''
+        self.assertEqual(200, req.get_response(app).status_int)
+
+
+class TestKeystone(testtools.TestCase):
+
+    def test_root_bypasses_auth_and_api_needs_a_token(self):
+        conf = conf_mod.make_conf('sqlite://', auth_strategy='keystone')
+        conf.set_override('www_authenticate_uri',
+                          'http://keystone.example/identity',
+                          'keystone_authtoken')
+        app = app_mod.make_app(conf)
+        self.assertEqual(200, webob.Request.blank('/').get_response(
+            app).status_int)
+        resp = webob.Request.blank('/resource_providers').get_response(app)
+        self.assertEqual(401, resp.status_int)
+        self.assertIn('keystone.example', resp.headers['WWW-Authenticate'])
+        self.assertIn('x-openstack-request-id', resp.headers)

@@ -1,0 +1,112 @@
+"""The engine and its pool, and the read and write transactions
+(server/db/engine.py)."""
+
+import fixtures
+import sqlalchemy as sa
+import testtools
+
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import tables
+from tests.server import fixtures as api_fixtures
+
+
+class TestIdleConnections(testtools.TestCase):
+    """A pooled connection that died while idle in the pool is replaced
+    before use; one back in use within IDLE_PING_SECONDS is not pinged
+    (the round trip a busy server saves)."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        self.engine = db_engine.create_engine(api_fixtures._state['url'])
+        self.addCleanup(self.engine.dispose)
+
+    def _kill_pooled_connection(self):
+        """Use a connection, return it to the pool, then close its
+        driver connection behind the pool's back (as a restarted
+        database would)."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text('SELECT 1'))
+            raw = conn.connection.dbapi_connection
+        raw.close()
+
+    def _select_one(self):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.text('SELECT 1')).scalar()
+
+    def test_idle_dead_connection_is_replaced(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.IDLE_PING_SECONDS', 0))
+        self._kill_pooled_connection()
+        self.assertEqual(1, self._select_one())
+
+    def test_recently_used_connection_is_not_pinged(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.IDLE_PING_SECONDS', 3600))
+        self._kill_pooled_connection()
+        # No ping: the dead connection is handed out and the statement
+        # fails; the pool then starts afresh.
+        self.assertRaises(sa.exc.DBAPIError, self._select_one)
+        self.assertEqual(1, self._select_one())
+
+
+class TestReadsAndWrites(testtools.TestCase):
+    """Reads may skip the transaction (PostgreSQL), but the connection
+    they used must go back to the pool transactional: a write that fails
+    after its first statement still leaves nothing behind."""
+
+    def test_failed_write_after_reads_changes_nothing(self):
+        db = api_fixtures.database()
+        api_fixtures.reset_database(db)
+        count = sa.select(sa.func.count()).select_from(tables.traits)
+        # Every pooled connection serves a read first.
+        for _ in range(3):
+            with db.read() as conn:
+                before = conn.execute(count).scalar()
+        with testtools.ExpectedException(RuntimeError):
+            with db.write() as conn:
+                conn.execute(tables.traits.insert().values(
+                    name='CUSTOM_NEVER_KEPT', created_at=tables.utcnow()))
+                raise RuntimeError('the request fails after a write')
+        with db.read() as conn:
+            self.assertEqual(before, conn.execute(count).scalar())
+
+
+class TestFailedWriteKeepsPreparedStatements(testtools.TestCase):
+    """A failed write rolls back and leaves the connection as it was; on
+    PostgreSQL that includes the statements the driver prepared on it,
+    which psycopg's own rollback() would have deallocated."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        # Its own pool: used one request at a time, it holds one
+        # connection, so every step below runs on that one.
+        self.db = db_engine.Database(db_engine.create_engine(
+            api_fixtures._state['url']))
+        self.addCleanup(self.db.engine.dispose)
+
+    def _prepared_names(self, conn):
+        if conn.dialect.name != 'postgresql':
+            return set()
+        return set(conn.execute(sa.text(
+            'SELECT name FROM pg_prepared_statements')).scalars())
+
+    def test_failed_write_keeps_prepared_statements(self):
+        count = sa.select(sa.func.count()).select_from(tables.traits)
+        # psycopg prepares a statement on its fifth execution.
+        for _ in range(6):
+            with self.db.read() as conn:
+                before = conn.execute(count).scalar()
+        with self.db.read() as conn:
+            prepared = self._prepared_names(conn)
+        with testtools.ExpectedException(RuntimeError):
+            with self.db.write() as conn:
+                conn.execute(tables.traits.insert().values(
+                    name='CUSTOM_ROLLED_BACK', created_at=tables.utcnow()))
+                raise RuntimeError('a 409 after the first write')
+        with self.db.read() as conn:
+            self.assertEqual(before, conn.execute(count).scalar())
+            self.assertEqual(prepared, self._prepared_names(conn))
+        if self.db.engine.dialect.name == 'postgresql':
+            self.assertTrue(prepared)
