@@ -113,7 +113,7 @@ def write(engine, specs, batches):
         _link_rows(conn, specs, ids)
         _consumer_rows(conn, batches, ids)
         # A server already running must not keep the structure it read.
-        structure.commit_version(conn)
+        structure.write_new_stamp(conn)
     if engine.dialect.name == 'postgresql':
         # Explicit ids leave the sequence behind; and give the planner
         # fresh statistics, as autovacuum would shortly.
