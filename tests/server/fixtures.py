@@ -23,6 +23,7 @@ from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
+from osc_placement.server.db import structure
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
 from osc_placement.server.objects import usage_totals
@@ -106,6 +107,7 @@ def reset_database(db):
             tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
         conn.execute(tables.resource_classes.delete().where(
             tables.resource_classes.c.id >= tables.CUSTOM_RC_MIN_ID))
+        structure.changed(conn)
     sync.sync_standards(db)
 
 
@@ -186,6 +188,7 @@ def _seed_allocations(db):
                            generation=5)
         conn.execute(tables.resource_providers.update().values(
             root_provider_id=rp_id))
+        structure.changed(conn)
         for class_id, total, reserved in ((0, 8, 0), (2, 100, 10)):
             _insert_id(conn, tables.inventories, resource_provider_id=rp_id,
                        resource_class_id=class_id, total=total,

@@ -44,6 +44,7 @@ def write_cloud(db, cloud):
     """Insert ``cloud`` (a candidate_oracle.Cloud) with plain SQL."""
     fixtures.reset_database(db)
     with db.write() as conn:
+        structure.changed(conn)
         trait_ids = _traits(conn)
         agg_ids = {agg: fixtures._insert_id(conn, tables.placement_aggregates,
                                             uuid=agg)
@@ -223,7 +224,7 @@ class TestEndpointMatchesOracle(AppTestCase):
     def test_new_usage_answered_from_the_kept_structure(self, cloud, data):
         """A request not narrowed reads every tree (the cloud is small),
         and the worker keeps their structure. Claims then change the
-        usage, not the structure version, so the next request is
+        usage, not the structure stamp, so the next request is
         answered from the kept structure with the new usage: the oracle's
         answer for the cloud as it is then (with a limit, that many of
         its candidates)."""
@@ -240,10 +241,10 @@ class TestEndpointMatchesOracle(AppTestCase):
         cloud.used = {uuid: {rc: data.draw(props.USED) for rc in classes}
                       for uuid, classes in cloud.inventory.items()}
         with self.db.read() as conn:
-            before = structure.read_version(conn)
+            before = structure.read_stamp(conn)
         _rewrite_usage(self.db, cloud)
         with self.db.read() as conn:
-            self.assertEqual(before, structure.read_version(conn))
+            self.assertEqual(before, structure.read_stamp(conn))
         status, body = get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
         self.assertEqual(whole, len(reads))

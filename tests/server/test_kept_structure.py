@@ -1,6 +1,7 @@
 """The structure a worker keeps between reads of every tree
-(objects/candidate_fetch.py) and the version that tells it when to read
-it again (db/structure.py).
+(objects/candidate_fetch.py) and the stamp that tells it when to read
+it again (db/structure.py); which writes change the stamp is
+test_structure_stamp.py's.
 
 Every change goes through the API, as a client's would, and each answer
 given from a kept structure must equal the answer of a worker that keeps
@@ -12,7 +13,6 @@ import uuid as uuidlib
 
 import orjson
 import sqlalchemy as sa
-import testtools
 import webob
 
 from osc_placement.server import app as app_mod
@@ -127,9 +127,9 @@ class CloudTestCase(http.AppTestCase):
         return sorted({names[uuid] for request in body['allocation_requests']
                        for uuid in request['allocations']} - {'disk'})
 
-    def version(self):
+    def stamp(self):
         with self.db.read() as conn:
-            return structure.read_version(conn)
+            return structure.read_stamp(conn)
 
 
 class TestKeptStructure(CloudTestCase):
@@ -173,21 +173,21 @@ class TestKeptStructure(CloudTestCase):
         self.assertEqual([], chosen)
         self.assertEqual(1, len(self.reads))
 
-    def test_claims_keep_the_version(self):
-        before = self.version()
+    def test_claims_keep_the_stamp(self):
+        before = self.stamp()
         self.claim('cn1', {'VCPU': 1})
         self.claim('disk', {'DISK_GB': 10})
-        self.assertEqual(before, self.version())
+        self.assertEqual(before, self.stamp())
 
-    def test_a_failed_structure_write_keeps_the_version(self):
-        before = self.version()
+    def test_a_failed_structure_write_keeps_the_stamp(self):
+        before = self.stamp()
         self.ok(call(self.app, 'PUT', '/resource_providers/%s/inventories'
                      % self.uuids['cn3'], {
                          'resource_provider_generation': 99,
                          'inventories': {'VCPU': {'total': 8}}}), 409)
-        self.assertEqual(before, self.version())
+        self.assertEqual(before, self.stamp())
         self.set_inventory('cn3', {'VCPU': 8})
-        self.assertNotEqual(before, self.version())
+        self.assertNotEqual(before, self.stamp())
 
 
 class TestEveryStructureChangeIsSeen(CloudTestCase):
@@ -294,36 +294,10 @@ class TestEveryStructureChangeIsSeen(CloudTestCase):
         self.assertEqual(['cn1'], self.hosts(after))
 
 
-class TestWhatChangesTheStructure(testtools.TestCase):
-    """db/structure.changes_structure, statement by statement."""
+class TestStampRow(http.AppTestCase):
+    """The stamp's row (its column is still named ``version``)."""
 
-    def test_core_writes_by_table(self):
-        self.assertTrue(structure.changes_structure(
-            tables.inventories.insert()))
-        self.assertTrue(structure.changes_structure(
-            tables.resource_provider_traits.delete()))
-        self.assertFalse(structure.changes_structure(
-            tables.usage_totals.insert()))
-        self.assertFalse(structure.changes_structure(
-            tables.allocations.delete()))
-        self.assertFalse(structure.changes_structure(
-            sa.select(tables.inventories.c.id)))
-
-    def test_text_counts_when_it_names_a_structure_table(self):
-        self.assertTrue(structure.changes_structure(sa.text(
-            'UPDATE inventories SET total = 2')))
-        self.assertTrue(structure.changes_structure(
-            'delete from RESOURCE_PROVIDER_AGGREGATES'))
-        self.assertFalse(structure.changes_structure(sa.text(
-            'INSERT INTO consumers (uuid) VALUES (:u)')))
-        self.assertFalse(structure.changes_structure(
-            'SELECT id FROM resource_providers'))
-        self.assertFalse(structure.changes_structure('BEGIN IMMEDIATE'))
-
-
-class TestVersionRow(http.AppTestCase):
-
-    def test_one_random_version_after_migration(self):
+    def test_one_random_stamp_after_migration(self):
         with self.db.read() as conn:
             rows = conn.execute(sa.select(
                 tables.provider_structure)).all()
@@ -333,7 +307,7 @@ class TestVersionRow(http.AppTestCase):
         int(rows[0].version, 16)
 
     def test_without_the_row_nothing_is_kept(self):
-        """A database whose version row is gone (restored by hand, say)
+        """A database whose stamp row is gone (restored by hand, say)
         is read whole every time rather than answered from a structure
         that could be stale."""
         with self.db.write() as conn:

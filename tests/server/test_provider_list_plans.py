@@ -11,7 +11,7 @@ whichever database the suite runs.
 import testtools
 
 from osc_placement.server.objects import resource_class
-from osc_placement.server.objects import resource_provider as rp_obj
+from osc_placement.server.objects import provider_list
 from tests.server import fixtures
 
 
@@ -26,7 +26,7 @@ class TestCapacityFilterStatement(testtools.TestCase):
         vcpu = resource_class.STANDARD_IDS['VCPU']
         with fixtures.recorded_statements(self.db.engine) as statements:
             with self.db.read() as conn:
-                rp_obj.list_providers(conn, resources={vcpu: 98765})
+                provider_list.matching(conn, resources={vcpu: 98765})
         listed = [s for s in statements if 'FROM inventories' in s]
         self.assertEqual(1, len(listed), statements)
         self.assertIn('98765', listed[0])

@@ -6,8 +6,9 @@ its statements without one: see ``Database``). On SQLite a write takes
 the lock up front (``BEGIN IMMEDIATE``) so concurrent writers queue on the
 busy timeout instead of failing mid-way. ``db.run_write(fn)`` re-runs a whole
 write from the start when it raises ``Retry`` (a lost generation race, a
-deadlock), in a fresh transaction. A write that changed the providers'
-structure sets a new structure version as it commits (db/structure.py).
+deadlock), in a fresh transaction. A write whose writers said they changed
+the providers' structure sets a new structure stamp as it commits
+(db/structure.py).
 """
 
 import contextlib
@@ -124,7 +125,6 @@ def create_engine(url, db_conf=None):
     else:
         engine = _postgresql_engine(url, db_conf)
     _ping_idle_connections(engine)
-    structure.watch(engine)
     return engine
 
 
@@ -217,10 +217,8 @@ class Database:
     def write(self):
         with self._lock, self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE: True})
-            with conn.begin():
-                structure.begin_watching(conn)
+            with conn.begin(), structure.stamping(conn):
                 yield conn
-                structure.commit_version(conn)
 
     def run_write(self, fn, *args, retries=None):
         """Run ``fn(conn, *args)`` in one write transaction, re-running it

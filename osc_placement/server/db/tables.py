@@ -7,8 +7,7 @@ usage per provider and class is an index-only sum for capacity checks;
 the allocations, for the candidate search, which reads thousands at once.
 """
 
-import datetime
-
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 metadata = sa.MetaData(naming_convention={
@@ -23,7 +22,9 @@ CUSTOM_RC_MIN_ID = 10000
 
 
 def utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    """Naive UTC, the stored times' convention: the same clock handlers
+    use for answers with no stored time (handlers/common.now)."""
+    return timeutils.utcnow()
 
 
 def _timestamps():
@@ -87,12 +88,13 @@ usage_totals = sa.Table(
               autoincrement=False),
     sa.Column('used', sa.BigInteger, nullable=False))
 
-# One row: a token that changes in every transaction that changes what the
-# candidate search reads besides usage (providers, their trees,
-# inventories, traits, aggregates, class names). A worker may keep that
-# structure between requests while the token it read it under stands; see
-# db/structure.py. A random token rather than a counter, so that a
-# database re-created or restored never repeats one a worker has seen.
+# One row: the structure stamp, a token that changes in every transaction
+# that changes what the candidate search reads besides usage (providers,
+# their trees, inventories, traits, aggregates, class names). A worker may
+# keep that structure between requests while the stamp it read it under
+# stands; see db/structure.py. A random token rather than a counter, so
+# that a database re-created or restored never repeats one a worker has
+# seen. The column is named ``version`` for history's sake.
 provider_structure = sa.Table(
     'provider_structure', metadata,
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),

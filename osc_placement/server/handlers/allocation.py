@@ -1,21 +1,16 @@
 """/allocations/{consumer_uuid}, POST /allocations (1.13) and
 /resource_providers/{uuid}/allocations."""
 
-import logging
-
 from oslo_utils import uuidutils
 
 from osc_placement.server import errors
-from osc_placement.server import http_api
 from osc_placement.server import schemas
-from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import tables
+from osc_placement.server import http_api
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import consumer as consumer_obj
+from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.schemas import allocation as schema
-
-LOG = logging.getLogger(__name__)
 
 
 # -- reads ---------------------------------------------------------------
@@ -30,7 +25,7 @@ def get_allocations(req):
     if consumer is not None:
         body.update(_consumer_fields(req.version, consumer))
     return http_api.cached(req, http_api.Response(200, body),
-                           latest or tables.utcnow())
+                           latest or common.now())
 
 
 def _consumer_fields(version, consumer):
@@ -50,7 +45,7 @@ def list_provider_allocations(req):
     req.authorize('placement:resource_providers:allocations:list')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = common.provider_or_404(
+        provider = rp_obj.require(
             conn, uuid, "Resource provider '%(uuid)s' not found: No resource "
             "provider with uuid %(uuid)s found")
         allocations, latest = alloc_obj.for_provider(conn, provider['id'])
@@ -60,7 +55,7 @@ def list_provider_allocations(req):
     body = {'allocations': allocations,
             'resource_provider_generation': provider['generation']}
     return http_api.cached(req, http_api.Response(200, body),
-                           latest or tables.utcnow())
+                           latest or common.now())
 
 
 # -- writes ----------------------------------------------------------------
@@ -97,18 +92,6 @@ def consumer_write(req, uuid, data):
     return write
 
 
-def write_or_409(db, fn, *args, conflict=alloc_obj.CONCURRENT):
-    """Run an allocation write, re-read and re-applied while other writers
-    keep winning the provider generation race; 409 ``conflict`` once
-    retries run out, logged as upstream logs it for operators."""
-    try:
-        return db.run_write(fn, *args)
-    except db_engine.Retry:
-        LOG.warning('Exceeded retry limit of %d on allocations write',
-                    db.write_retries)
-        raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
-
-
 def set_allocations(req):
     req.authorize('placement:allocations:update')
     uuid = _consumer_uuid_or_400(req.url_vars['consumer_uuid'])
@@ -116,8 +99,8 @@ def set_allocations(req):
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory for consumer %(uuid)s: '
         'No such resource class %(name)s.', fields={'uuid': uuid})
-    write_or_409(req.db, alloc_obj.replace,
-                 [consumer_write(req, uuid, data)], messages)
+    alloc_obj.write_or_409(req.db, alloc_obj.replace,
+                           [consumer_write(req, uuid, data)], messages)
     return http_api.Response(204)
 
 
@@ -130,7 +113,7 @@ def manage_allocations(req):
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory No such resource '
         'class %(name)s.')
-    write_or_409(req.db, alloc_obj.replace, writes, messages)
+    alloc_obj.write_or_409(req.db, alloc_obj.replace, writes, messages)
     return http_api.Response(204)
 
 

@@ -1,9 +1,9 @@
-"""Helpers shared by handlers: provider lookup and representation."""
+"""Helpers shared by handlers: uuids, provider representation and
+change times."""
 
 import uuid as uuidlib
 
-from osc_placement.server import errors
-from osc_placement.server.objects import resource_provider as rp_obj
+from oslo_utils import timeutils
 
 
 def normalize_uuid(value):
@@ -41,12 +41,8 @@ def changed_at(row):
     return row['updated_at'] or row['created_at']
 
 
-def provider_or_404(conn, uuid, template='No resource provider with uuid '
-                    '%(uuid)s found'):
-    """The provider row, or 404 with ``template`` filled in once with the
-    path's text as ``%(uuid)s`` (never pre-filled: the path may hold a
-    ``%``)."""
-    provider = rp_obj.get(conn, uuid)
-    if provider is None:
-        raise errors.NotFound(template % {'uuid': uuid})
-    return provider
+def now():
+    """Last-Modified of an answer with no stored change time: the time of
+    the answer, as upstream sends (the clock of the stored times,
+    db/tables.utcnow)."""
+    return timeutils.utcnow()

@@ -1,8 +1,9 @@
 """POST /reshaper (1.30)."""
 
-from osc_placement.server import http_api
 from osc_placement.server import schemas
+from osc_placement.server import http_api
 from osc_placement.server.handlers import allocation
+from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import reshaper as reshaper_obj
 from osc_placement.server.schemas import reshaper as schema
 
@@ -15,6 +16,6 @@ def reshape(req):
         for uuid, body in data['inventories'].items()]
     writes = [allocation.consumer_write(req, uuid, entry)
               for uuid, entry in data['allocations'].items()]
-    allocation.write_or_409(req.db, reshaper_obj.reshape, entries, writes,
-                            conflict=reshaper_obj.CONCURRENT)
+    alloc_obj.write_or_409(req.db, reshaper_obj.reshape, entries, writes,
+                           conflict=reshaper_obj.CONCURRENT)
     return http_api.Response(204)

@@ -2,10 +2,10 @@
 
 import uuid as uuidlib
 
-from osc_placement.server import http_api
 from osc_placement.server import schemas
-from osc_placement.server.db import tables
+from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server.objects import provider_list
 from osc_placement.server.objects import request_groups
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj
@@ -18,14 +18,14 @@ def list_providers(req):
     group = request_groups.parse_provider_filters(list(req.GET.items()),
                                                   req.version)
     with req.db.read() as conn:
-        rows = rp_obj.list_providers(conn, name=req.GET.get('name'),
-                                     uuid=req.GET.get('uuid'),
-                                     **_resolved_filters(conn, group))
+        rows = provider_list.matching(conn, name=req.GET.get('name'),
+                                      uuid=req.GET.get('uuid'),
+                                      **_resolved_filters(conn, group))
     body = {'resource_providers': [common.provider_json(req, r)
                                    for r in rows]}
     latest = max((common.changed_at(r) for r in rows), default=None)
     return http_api.cached(req, http_api.Response(200, body),
-                           latest or tables.utcnow())
+                           latest or common.now())
 
 
 def _resolved_filters(conn, group):
@@ -64,7 +64,7 @@ def create_provider(req):
 def show_provider(req):
     req.authorize('placement:resource_providers:show')
     with req.db.read() as conn:
-        row = common.provider_or_404(conn, req.url_vars['uuid'])
+        row = rp_obj.require(conn, req.url_vars['uuid'])
     resp = http_api.Response(200, common.provider_json(req, row))
     return http_api.cached(req, resp, common.changed_at(row))
 
@@ -73,22 +73,15 @@ def update_provider(req):
     req.authorize('placement:resource_providers:update')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        common.provider_or_404(conn, uuid)
+        rp_obj.require(conn, uuid)
     data = req.json_body(schemas.for_version(schema.UPDATE, req.version))
-    row, before = req.db.run_write(_update, uuid, data, req.version)
+    parent = data.get('parent_provider_uuid', rp_obj.KEEP_PARENT)
+    if isinstance(parent, str):
+        parent = common.normalize_uuid(parent)
+    row, before = req.db.run_write(rp_obj.update, uuid, data['name'],
+                                   req.version, parent)
     resp = http_api.Response(200, common.provider_json(req, row))
-    return http_api.cached(req, resp, before)
-
-
-def _update(conn, uuid, data, version):
-    provider = common.provider_or_404(conn, uuid)
-    kwargs = {}
-    if 'parent_provider_uuid' in data:
-        parent = data['parent_provider_uuid']
-        kwargs['parent_uuid'] = (common.normalize_uuid(parent)
-                                 if parent is not None else None)
-    row = rp_obj.update(conn, provider, data['name'], version, **kwargs)
-    return row, common.changed_at(provider)
+    return http_api.cached(req, resp, common.changed_at(before))
 
 
 def delete_provider(req):

@@ -1,8 +1,8 @@
 """GET / : the version document."""
 
-from osc_placement.server import http_api
 from osc_placement.server import microversion
-from osc_placement.server.db import tables
+from osc_placement.server import http_api
+from osc_placement.server.handlers import common
 
 
 def home(req):
@@ -13,4 +13,4 @@ def home(req):
         'status': 'CURRENT',
         'links': [{'rel': 'self', 'href': ''}],
     }]}
-    return http_api.cached(req, http_api.Response(200, body), tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body), common.now())

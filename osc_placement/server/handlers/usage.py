@@ -1,8 +1,8 @@
 """/resource_providers/{uuid}/usages and /usages (1.9)."""
 
 from osc_placement.server import http_api
-from osc_placement.server.db import tables
 from osc_placement.server.handlers import common
+from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import usage as usage_obj
 from osc_placement.server.schemas import misc as schemas
 
@@ -11,13 +11,13 @@ def provider_usages(req):
     req.authorize('placement:resource_providers:usages')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = common.provider_or_404(
+        provider = rp_obj.require(
             conn, uuid, 'No resource provider with uuid %(uuid)s found: '
             'Resource provider %(uuid)s not found')
         usages = usage_obj.provider_usages(conn, provider['id'])
     body = {'resource_provider_generation': provider['generation'],
             'usages': usages}
-    return http_api.cached(req, http_api.Response(200, body), tables.utcnow())
+    return http_api.cached(req, http_api.Response(200, body), common.now())
 
 
 def project_usages(req):
@@ -34,4 +34,4 @@ def project_usages(req):
             usages = usage_obj.project_usages(
                 conn, params['project_id'], params.get('user_id'))
     return http_api.cached(req, http_api.Response(200, {'usages': usages}),
-                           tables.utcnow())
+                           common.now())

@@ -4,7 +4,10 @@ import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server.objects import generation
+from osc_placement.server.objects import resource_provider as rp_obj
 
 _AGG = tables.placement_aggregates
 _RPA = tables.resource_provider_aggregates
@@ -36,11 +39,12 @@ def _ensure(conn, uuids):
         except sa.exc.IntegrityError:
             # Another request created one of them: start over, it exists now.
             raise db_engine.Retry()
+        structure.changed(conn)
         found = existing()
     return found
 
 
-def replace_provider_aggregates(conn, provider_id, uuids):
+def _replace_provider_aggregates(conn, provider_id, uuids):
     wanted = set(_ensure(conn, uuids).values()) if uuids else set()
     current = set(conn.execute(
         sa.select(_RPA.c.aggregate_id)
@@ -49,8 +53,27 @@ def replace_provider_aggregates(conn, provider_id, uuids):
         conn.execute(_RPA.delete().where(
             _RPA.c.resource_provider_id == provider_id,
             lists.one_of(conn, _RPA.c.aggregate_id, current - wanted)))
+        structure.changed(conn)
     if wanted - current:
         now = tables.utcnow()
         conn.execute(_RPA.insert(), [
             {'resource_provider_id': provider_id, 'aggregate_id': a,
              'created_at': now} for a in sorted(wanted - current)])
+        structure.changed(conn)
+
+
+def set_for_provider(conn, uuid, aggregates, given_generation):
+    """PUT /resource_providers/{uuid}/aggregates: the provider's new
+    generation. ``given_generation`` None (before 1.19) neither checks
+    nor bumps it."""
+    provider = rp_obj.require(conn, uuid)
+    new_generation = provider['generation']
+    if given_generation is not None:
+        # Compare-and-swap first: concurrent writers queue on the row.
+        generation.check(provider, given_generation,
+                         generation.already_changed)
+        new_generation = generation.bump(conn, provider['id'],
+                                         given_generation,
+                                         generation.already_changed)
+    _replace_provider_aggregates(conn, provider['id'], aggregates)
+    return new_generation

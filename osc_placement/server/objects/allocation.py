@@ -21,6 +21,7 @@ transaction, as a fixed handful of statements whatever its size:
 import collections
 import dataclasses
 import functools
+import logging
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
@@ -28,12 +29,13 @@ from sqlalchemy.dialects import postgresql
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
+from osc_placement.server.objects import inventory
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import usage_totals
 
+LOG = logging.getLogger(__name__)
 _ALLOC = tables.allocations
 _USAGE = tables.usage_totals
 _RP = tables.resource_providers
@@ -118,6 +120,19 @@ def for_provider(conn, provider_id):
 
 
 # -- the write -------------------------------------------------------------
+
+def write_or_409(db, fn, *args, conflict=CONCURRENT):
+    """Run an allocation write, ``fn(conn, *args)`` (:func:`replace`, the
+    reshaper), in one transaction, re-read and re-applied while other
+    writers keep winning the provider generation race; 409 ``conflict``
+    once retries run out, logged as upstream logs it for operators."""
+    try:
+        return db.run_write(fn, *args)
+    except db_engine.Retry:
+        LOG.warning('Exceeded retry limit of %d on allocations write',
+                    db.write_retries)
+        raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
+
 
 # The write's fixed statements, built once per database kind (building
 # them per request cost more Python time than the database took to run
@@ -225,8 +240,7 @@ def _check_capacity(sums, order, providers_by_id, mine):
         _check_record(inv, uuid, name, amount)
         others = inv['used'] - mine[key]
         after = others + sums[key]
-        capacity = (inv['total'] - inv['reserved']) * inv['allocation_ratio']
-        if after > capacity and after > inv['used']:
+        if after > inventory.capacity(inv) and after > inv['used']:
             raise _unable("Unable to create allocation for '%s' on resource "
                           "provider '%s'. The requested amount would exceed "
                           "the capacity." % (name, uuid))
@@ -257,8 +271,7 @@ def _bump_providers(conn, providers):
                                 _RP.c.generation == p['generation'])
                         for p in ordered]))
         .values(generation=_RP.c.generation + 1,
-                updated_at=tables.utcnow())
-        .execution_options(**{structure.UNCHANGED: True}))
+                updated_at=tables.utcnow()))
     if result.rowcount != len(ordered):
         raise db_engine.Retry()
 
@@ -397,9 +410,7 @@ def _typed_arrays(**types):
 # they were four round trips, each made while holding the providers'
 # locks (so each delayed every writer queued behind), and this runs
 # whenever a scheduler claims a host. The swap's count comes back, to be
-# checked before commit as _bump_providers checks its own. It changes no
-# provider structure, though it names resource_providers
-# (db/structure.py).
+# checked before commit as _bump_providers checks its own.
 _ADD_NEW_CONSUMERS = sa.text("""
 WITH bumped AS (
     UPDATE resource_providers AS rp
@@ -439,7 +450,7 @@ SELECT count(*) FROM bumped
                    allocation_classes=sa.Integer,
                    allocation_used=sa.Integer, usage_providers=sa.Integer,
                    usage_classes=sa.Integer, usage_deltas=sa.Integer)
-).execution_options(**{structure.UNCHANGED: True})
+)
 
 
 def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):

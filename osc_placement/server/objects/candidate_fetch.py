@@ -773,7 +773,7 @@ def _read_every_tree(conn, dialect):
     else:
         # Read first: a structure changed after it is re-read next time,
         # never kept under a version it does not belong to.
-        version = structure.read_version(conn)
+        version = structure.read_stamp(conn)
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
@@ -804,7 +804,7 @@ _USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
 # integers in C: a third of the time it took for the same numbers as
 # 3,000 rows.
 _VERSION_AND_USAGE = sa.select(
-    structure.READ_VERSION.scalar_subquery(),
+    structure.READ_STAMP.scalar_subquery(),
     sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used))
 _KEPT_TEXTS = {}
 
@@ -824,7 +824,7 @@ def _kept_texts(dialect):
     texts = _KEPT_TEXTS.get(dialect.name)
     if texts is None:
         texts = _KEPT_TEXTS[dialect.name] = (
-            _text_of(structure.READ_VERSION, dialect),
+            _text_of(structure.READ_STAMP, dialect),
             _text_of(_VERSION_AND_USAGE, dialect))
     return texts
 
@@ -839,7 +839,7 @@ def _read_version_and_usage(conn):
         [[(version, keys, used)]] = _read_pipelined(
             conn, _kept_texts(conn.dialect)[1:])
         return version, zip(keys or (), used or ())
-    version = structure.read_version(conn)
+    version = structure.read_stamp(conn)
     return version, _driver_rows(conn.execute(_USAGE_READ))
 
 

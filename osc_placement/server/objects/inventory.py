@@ -1,7 +1,8 @@
 """Inventories of a provider, per resource class.
 
 Every write bumps the provider generation with a compare-and-swap in the
-same transaction, so a concurrent writer loses with a 409.
+same transaction, so a concurrent writer loses with a 409, and says it
+changed the providers' structure (db/structure.py).
 """
 
 import logging
@@ -9,13 +10,16 @@ import logging
 import sqlalchemy as sa
 
 from osc_placement.server import errors
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import resource_provider as rp_obj
 
 LOG = logging.getLogger(__name__)
 _INV = tables.inventories
 _ALLOC = tables.allocations
+_USAGE = tables.usage_totals
 MAX_INT = 2147483647
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
           'allocation_ratio')
@@ -31,27 +35,30 @@ def with_defaults(record):
     return values
 
 
-def capacity(record):
-    return int((record['total'] - record['reserved'])
-               * record['allocation_ratio'])
+def capacity(inventory):
+    """What an inventory can serve in all, unrounded, as upstream compares
+    it: ``(total - reserved) * allocation_ratio``. ``inventory`` is a
+    record or row, or a table's columns (``inventories.c``, or an alias's)
+    for the same rule as an SQL expression."""
+    return ((inventory['total'] - inventory['reserved'])
+            * inventory['allocation_ratio'])
 
 
-def check_capacity(records, provider_uuid, version):
-    """Upstream's reserved-vs-total rule; ``records`` is {rc name: rec}.
-
-    Returns the error text (without prefix) or None."""
+def require_capacity(records, provider_uuid, version, action):
+    """Upstream's reserved-vs-total rule, a 400 if a record breaks it;
+    ``records`` is {rc name: rec}, ``action`` the verb of the text."""
     for name, record in records.items():
-        cap = (record['total'] - record['reserved']) \
-            * record['allocation_ratio']
+        cap = capacity(record)
         if version.supports('reserved_eq_total'):
             bad, relation = cap < 0, 'greater than'
         else:
             bad, relation = cap <= 0, 'greater than or equal to'
         if bad:
-            return ("Invalid inventory for '%s' on resource provider '%s'. "
-                    "The reserved value is %s total."
-                    % (name, provider_uuid, relation))
-    return None
+            raise errors.BadRequest(
+                'Unable to %s inventory for resource provider %s: Invalid '
+                "inventory for '%s' on resource provider '%s'. The reserved "
+                'value is %s total.'
+                % (action, provider_uuid, name, provider_uuid, relation))
 
 
 def get_all(conn, provider_id):
@@ -78,7 +85,10 @@ def get_one(conn, provider_id, class_id):
 
 
 def allocated_classes(conn, provider_id, class_ids=None):
-    """Class ids among ``class_ids`` (or all) with allocations."""
+    """Class ids among ``class_ids`` (or all) with allocations.
+
+    Asks whether allocation rows exist, as the provider delete does, not
+    how much they use: the usage of a class is read from usage_totals."""
     query = sa.select(_ALLOC.c.resource_class_id).distinct().where(
         _ALLOC.c.resource_provider_id == provider_id)
     if class_ids is not None:
@@ -86,23 +96,22 @@ def allocated_classes(conn, provider_id, class_ids=None):
     return set(conn.execute(query).scalars())
 
 
-def in_use_message(conn, provider_uuid, class_ids):
-    """Upstream's text; the classes in class id order, as upstream's
-    GROUP BY resource_class_id query hands them over."""
-    names = resource_class.names_for(conn, class_ids)
-    return ("Inventory for '%s' on resource provider '%s' in use."
-            % (', '.join(names[i] for i in sorted(class_ids)),
-               provider_uuid))
+def in_use_conflict(conn, provider_uuid, prefix='update conflict: ',
+                    code=errors.INVENTORY_INUSE):
+    """The 409 for removing inventory that has allocations, as a function
+    of the busy class ids (the ``in_use_error`` of :func:`replace_all`).
 
-
-def in_use_conflict(conn, provider_uuid, prefix='update conflict: '):
-    """The ``in_use_error`` for :func:`replace_all`: a 409
-    ``inventory.inuse`` naming the busy classes. A whole-inventory PUT and
-    the reshaper prefix the text as upstream does; DELETE does not."""
+    Upstream's text names the classes in class id order, as its GROUP BY
+    resource_class_id query hands them over. A whole-inventory PUT and
+    the reshaper prefix it as upstream does; a whole DELETE does not;
+    the DELETE of one class names it, with the concurrent_update code
+    [quirk]."""
     def error(class_ids):
+        names = resource_class.names_for(conn, class_ids)
         return errors.Conflict(
-            prefix + in_use_message(conn, provider_uuid, class_ids),
-            code=errors.INVENTORY_INUSE)
+            prefix + "Inventory for '%s' on resource provider '%s' in use."
+            % (', '.join(names[i] for i in sorted(class_ids)),
+               provider_uuid), code=code)
     return error
 
 
@@ -116,7 +125,7 @@ def _row(provider_id, class_id, record, now):
 # provider row, so concurrent writers to one provider queue there and the
 # losers get a clean 409 instead of a unique-key clash on inventories.
 
-def add(conn, provider, class_id, record):
+def _add(conn, provider, class_id, record):
     """Insert one class; 409 if the provider already has it."""
     new_generation = generation.bump(conn, provider['id'],
                                      provider['generation'])
@@ -127,34 +136,33 @@ def add(conn, provider, class_id, record):
             code=errors.CONCURRENT_UPDATE)
     conn.execute(_INV.insert().values(
         **_row(provider['id'], class_id, record, tables.utcnow())))
+    structure.changed(conn)
     return new_generation
 
 
-def update_one(conn, provider, class_id, record):
+def _update_one(conn, provider, class_id, record):
     new_generation = generation.bump(conn, provider['id'],
                                      provider['generation'])
     conn.execute(_INV.update().where(
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id)
         .values(updated_at=tables.utcnow(), **record))
-    warn_if_over_capacity(conn, provider, {class_id: record})
+    structure.changed(conn)
+    _warn_if_over_capacity(conn, provider, {class_id: record})
     return new_generation
 
 
-def warn_if_over_capacity(conn, provider, records_by_id):
+def _warn_if_over_capacity(conn, provider, records_by_id):
     """Shrinking inventory below its usage is allowed, as upstream; say so
     in the log, naming the provider, so operators can find it."""
     if not records_by_id:
         return
     used = conn.execute(
-        sa.select(_ALLOC.c.resource_class_id, sa.func.sum(_ALLOC.c.used))
-        .where(_ALLOC.c.resource_provider_id == provider['id'],
-               _ALLOC.c.resource_class_id.in_(list(records_by_id)))
-        .group_by(_ALLOC.c.resource_class_id)).all()
+        sa.select(_USAGE.c.resource_class_id, _USAGE.c.used)
+        .where(_USAGE.c.resource_provider_id == provider['id'],
+               _USAGE.c.resource_class_id.in_(list(records_by_id)))).all()
     for class_id, amount in used:
-        record = records_by_id[class_id]
-        limit = ((record['total'] - record['reserved'])
-                 * record['allocation_ratio'])
+        limit = capacity(records_by_id[class_id])
         if amount > limit:
             name = resource_class.names_for(conn, [class_id])[class_id]
             LOG.warning('Resource provider %s is now over-capacity for %s: '
@@ -162,12 +170,13 @@ def warn_if_over_capacity(conn, provider, records_by_id):
                         name, amount, int(limit))
 
 
-def delete_one(conn, provider, class_id):
+def _delete_one(conn, provider, class_id):
     new_generation = generation.bump(conn, provider['id'],
                                      provider['generation'])
     conn.execute(_INV.delete().where(
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id))
+    structure.changed(conn)
     return new_generation
 
 
@@ -189,19 +198,85 @@ def replace_all(conn, provider, records_by_id, in_use_error):
         conn.execute(_INV.delete().where(
             _INV.c.resource_provider_id == provider['id'],
             _INV.c.resource_class_id.in_(removed)))
+        structure.changed(conn)
     now = tables.utcnow()
     new_rows = [_row(provider['id'], cid, rec, now)
                 for cid, rec in records_by_id.items() if cid not in current]
     if new_rows:
         conn.execute(_INV.insert(), new_rows)
+        structure.changed(conn)
     for class_id, record in records_by_id.items():
         if class_id in current and _changed(current[class_id], record):
             conn.execute(_INV.update().where(
                 _INV.c.id == current[class_id]['id'])
                 .values(updated_at=now, **record))
-    warn_if_over_capacity(conn, provider, records_by_id)
+            structure.changed(conn)
+    _warn_if_over_capacity(conn, provider, records_by_id)
     return new_generation
 
 
 def _changed(row, record):
     return any(row[field] != record[field] for field in FIELDS)
+
+
+# -- the routes' writes: each is one transaction (Database.run_write) ----
+
+def create(conn, uuid, name, record):
+    """POST .../inventories: the new provider generation."""
+    provider = rp_obj.require(conn, uuid)
+    ids = resource_class.require_ids(
+        conn, [name], 'Unable to create inventory for resource provider '
+        '%(uuid)s: No such resource class %(name)s.', {'uuid': uuid})
+    return _add(conn, provider, ids[name], record)
+
+
+def set_all(conn, uuid, given_generation, records, version):
+    """PUT .../inventories: ``records`` is {class name: record}."""
+    provider = rp_obj.require(conn, uuid)
+    generation.check(provider, given_generation)
+    # Capacity before class names, as upstream checks its Inventory
+    # objects before it looks their classes up.
+    require_capacity(records, uuid, version, 'update')
+    ids = resource_class.require_ids(
+        conn, list(records), 'Unknown resource class in inventory for '
+        'resource provider %(uuid)s: No such resource class %(name)s.',
+        {'uuid': uuid})
+    return replace_all(
+        conn, provider, {ids[n]: rec for n, rec in records.items()},
+        in_use_conflict(conn, uuid))
+
+
+def delete_all(conn, uuid):
+    """DELETE .../inventories (1.5)."""
+    provider = rp_obj.require(conn, uuid)
+    replace_all(conn, provider, {}, in_use_conflict(conn, uuid, prefix=''))
+
+
+def update(conn, uuid, name, given_generation, record, version):
+    """PUT .../inventories/{class}: the new provider generation."""
+    provider = rp_obj.require(conn, uuid)
+    generation.check(provider, given_generation)
+    # Capacity first: upstream validates the record before it looks up
+    # the class (404 if unknown) or the provider's inventory of it (400).
+    require_capacity({name: record}, uuid, version, 'update')
+    ids = resource_class.require_ids(conn, [name], error=errors.NotFound)
+    if get_one(conn, provider['id'], ids[name]) is None:
+        raise errors.BadRequest(
+            'No inventory record with resource class for resource provider '
+            '%s: No inventory of class %s found.' % (uuid, name))
+    return _update_one(conn, provider, ids[name], record)
+
+
+def delete(conn, uuid, name):
+    """DELETE .../inventories/{class}."""
+    provider = rp_obj.require(conn, uuid)
+    ids = resource_class.ids_for(conn, [name])
+    if name not in ids or get_one(conn, provider['id'], ids[name]) is None:
+        raise errors.NotFound(
+            'No inventory of class %s found for delete: No inventory of '
+            'class %s found for delete' % (name, name))
+    if allocated_classes(conn, provider['id'], [ids[name]]):
+        raise in_use_conflict(
+            conn, uuid, prefix='Unable to delete inventory of class %s: '
+            % name, code=errors.CONCURRENT_UPDATE)([ids[name]])
+    _delete_one(conn, provider, ids[name])

@@ -1,11 +1,12 @@
 """Resource providers: create, read, update (incl. re-parenting), delete,
-and the filtered list."""
+(the filtered list is objects/provider_list.py). Every write but a
+generation bump changes the providers' structure (db/structure.py)."""
 
 import sqlalchemy as sa
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import lists
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import usage_totals
@@ -17,7 +18,6 @@ _INV = tables.inventories
 _ALLOC = tables.allocations
 _RPT = tables.resource_provider_traits
 _RPA = tables.resource_provider_aggregates
-_AGG = tables.placement_aggregates
 
 _COLUMNS = (_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
             _PARENT.c.uuid.label('parent_provider_uuid'),
@@ -28,20 +28,25 @@ _FROM = (_RP.outerjoin(_PARENT, _RP.c.parent_provider_id == _PARENT.c.id)
          .outerjoin(_ROOT, _RP.c.root_provider_id == _ROOT.c.id))
 
 
-def _select():
+def select_rows():
+    """SELECT of provider rows as :func:`get` returns them."""
     return sa.select(*_COLUMNS).select_from(_FROM)
 
 
 def get(conn, uuid):
     """The provider row (a mapping) or None."""
-    return conn.execute(_select().where(_RP.c.uuid == uuid)
+    return conn.execute(select_rows().where(_RP.c.uuid == uuid)
                         ).mappings().first()
 
 
-def require(conn, uuid, template='No resource provider with uuid %s found'):
+def require(conn, uuid, template='No resource provider with uuid '
+            '%(uuid)s found'):
+    """The provider row, or 404 with ``template`` filled in once with the
+    path's text as ``%(uuid)s`` (never pre-filled: the path may hold a
+    ``%``)."""
     provider = get(conn, uuid)
     if provider is None:
-        raise errors.NotFound(template % uuid)
+        raise errors.NotFound(template % {'uuid': uuid})
     return provider
 
 
@@ -96,6 +101,7 @@ def create(conn, uuid, name, parent_uuid=None):
         # Upstream's second write: a root points at itself.
         conn.execute(_RP.update().where(_RP.c.id == new_id)
                      .values(root_provider_id=new_id, updated_at=now))
+    structure.changed(conn)
     return get(conn, uuid)
 
 
@@ -161,13 +167,17 @@ def _move(conn, provider, parent, now):
                          provider['id'])
         conn.execute(_RP.update().where(_RP.c.id.in_(moved))
                      .values(root_provider_id=new_root))
+    structure.changed(conn)
 
 
-_KEEP = object()
+# ``parent_uuid`` of an update that leaves the parent as it is.
+KEEP_PARENT = object()
 
 
-def update(conn, provider, name, version, parent_uuid=_KEEP):
-    """Rename and/or re-parent; the generation is not bumped."""
+def update(conn, uuid, name, version, parent_uuid=KEEP_PARENT):
+    """Rename and/or re-parent; the generation is not bumped. Returns
+    the provider's row after and before."""
+    provider = require(conn, uuid)
     now = tables.utcnow()
     if name != provider['name']:
         taken = conn.execute(sa.select(_RP.c.id).where(
@@ -178,11 +188,12 @@ def update(conn, provider, name, version, parent_uuid=_KEEP):
                                   code=errors.DUPLICATE_NAME)
         conn.execute(_RP.update().where(_RP.c.id == provider['id'])
                      .values(name=name, updated_at=now))
-    if (parent_uuid is not _KEEP
+        structure.changed(conn)
+    if (parent_uuid is not KEEP_PARENT
             and parent_uuid != provider['parent_provider_uuid']):
         _move(conn, provider, _new_parent(conn, provider, parent_uuid,
                                           version), now)
-    return get(conn, provider['uuid'])
+    return get(conn, provider['uuid']), provider
 
 
 def delete(conn, uuid):
@@ -215,78 +226,4 @@ def delete(conn, uuid):
     conn.execute(_RP.update().where(_RP.c.id == rp_id)
                  .values(root_provider_id=None))
     conn.execute(_RP.delete().where(_RP.c.id == rp_id))
-
-
-# -- the filtered list ---------------------------------------------------
-
-def _capacity_clause(class_id, amount):
-    """The provider has inventory of the class that fits ``amount``.
-
-    The class and the amount are written into the statement, not bound:
-    once psycopg prepares a statement, PostgreSQL may switch to a generic
-    plan, which cannot see how many inventories pass and guesses one; it
-    then joins every provider in nested loops (26 s instead of 0.2 s for
-    10,000 providers).
-    """
-    class_id = sa.literal(class_id, literal_execute=True)
-    amount = sa.literal(amount, literal_execute=True)
-    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-            .where(_ALLOC.c.resource_provider_id
-                   == _INV.c.resource_provider_id,
-                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-            .correlate(_INV).scalar_subquery())
-    return sa.exists().where(
-        _INV.c.resource_provider_id == _RP.c.id,
-        _INV.c.resource_class_id == class_id,
-        _INV.c.min_unit <= amount, _INV.c.max_unit >= amount,
-        amount % _INV.c.step_size == 0,
-        (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
-        >= used + amount)
-
-
-def _traits_clause(conn, trait_ids, present=True):
-    clause = sa.exists().where(_RPT.c.resource_provider_id == _RP.c.id,
-                               lists.one_of(conn, _RPT.c.trait_id, trait_ids))
-    return clause if present else ~clause
-
-
-def _aggregates_clause(conn, agg_uuids, present=True):
-    clause = sa.exists().where(
-        _RPA.c.resource_provider_id == _RP.c.id,
-        _RPA.c.aggregate_id == _AGG.c.id,
-        lists.one_of(conn, _AGG.c.uuid, agg_uuids))
-    return clause if present else ~clause
-
-
-def _in_tree_clause(uuid):
-    root = (sa.select(_RP.c.root_provider_id).where(_RP.c.uuid == uuid)
-            .scalar_subquery())
-    return _RP.c.root_provider_id == root
-
-
-def list_providers(conn, name=None, uuid=None, in_tree=None,
-                   resources=None, required=(), forbidden=(),
-                   member_of=(), forbidden_aggs=()):
-    """Providers matching every filter (ids already resolved).
-
-    ``resources`` is {class_id: amount}; ``required`` a list of any-of
-    trait-id sets; ``member_of`` a list of any-of aggregate uuid sets.
-    """
-    clauses = []
-    if name is not None:
-        clauses.append(_RP.c.name == name)
-    if uuid is not None:
-        clauses.append(_RP.c.uuid == uuid)
-    if in_tree is not None:
-        clauses.append(_in_tree_clause(in_tree))
-    for class_id, amount in (resources or {}).items():
-        clauses.append(_capacity_clause(class_id, amount))
-    clauses.extend(_traits_clause(conn, ids) for ids in required)
-    if forbidden:
-        clauses.append(_traits_clause(conn, forbidden, present=False))
-    clauses.extend(_aggregates_clause(conn, uuids) for uuids in member_of)
-    if forbidden_aggs:
-        clauses.append(_aggregates_clause(conn, forbidden_aggs,
-                                          present=False))
-    query = _select().where(*clauses).order_by(_RP.c.id)
-    return conn.execute(query).mappings().all()
+    structure.changed(conn)

@@ -2,18 +2,27 @@
 
 Standard trait ids are cached per process once seen: standard traits are
 never deleted, so a cached id cannot go stale. Custom traits are always
-looked up.
+looked up. Every write of a trait or of a provider's traits changes the
+providers' structure (db/structure.py).
 """
 
 import sqlalchemy as sa
 
+from osc_placement.server import errors
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
+from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server.objects import generation
+from osc_placement.server.objects import resource_provider as rp_obj
 
 _T = tables.traits
 _RPT = tables.resource_provider_traits
 CUSTOM_PREFIX = 'CUSTOM_'
 _standard_ids = {}
+# The provider traits routes' 404.
+PROVIDER_404 = ('No resource provider with uuid %(uuid)s found: Resource '
+                'provider %(uuid)s not found')
 
 
 def ids_for(conn, names):
@@ -52,18 +61,44 @@ def list_names(conn, names=None, prefix=None, associated=None):
     return conn.execute(query.order_by(_T.c.id)).mappings().all()
 
 
-def create(conn, name):
-    conn.execute(_T.insert().values(name=name, created_at=tables.utcnow()))
+def no_such_trait(name):
+    return errors.NotFound('No such trait(s): %s.' % name)
 
 
-def in_use(conn, trait_id):
+def ensure(conn, name):
+    """PUT /traits/{name}: (whether it was created, its creation time).
+    A concurrent insert of the name re-runs the request, which then
+    finds it."""
+    row = get(conn, name)
+    if row is not None:
+        return False, row['created_at']
+    now = tables.utcnow()
+    try:
+        conn.execute(_T.insert().values(name=name, created_at=now))
+    except sa.exc.IntegrityError:
+        raise db_engine.Retry()
+    structure.changed(conn)
+    return True, now
+
+
+def _in_use(conn, trait_id):
     return conn.execute(sa.select(_RPT.c.trait_id)
                         .where(_RPT.c.trait_id == trait_id).limit(1)
                         ).first() is not None
 
 
-def delete(conn, trait_id):
-    conn.execute(_T.delete().where(_T.c.id == trait_id))
+def delete(conn, name):
+    """DELETE /traits/{name}: custom traits no provider has only."""
+    row = get(conn, name)
+    if row is None:
+        raise no_such_trait(name)
+    if not name.startswith(CUSTOM_PREFIX):
+        raise errors.BadRequest('Cannot delete standard trait %s.' % name)
+    if _in_use(conn, row['id']):
+        raise errors.Conflict('The trait %s is in use by a resource '
+                              'provider.' % name)
+    conn.execute(_T.delete().where(_T.c.id == row['id']))
+    structure.changed(conn)
 
 
 def provider_traits(conn, provider_id):
@@ -76,13 +111,13 @@ def provider_traits(conn, provider_id):
         .order_by(_RPT.c.trait_id)).all()
 
 
-def provider_trait_ids(conn, provider_id):
+def _provider_trait_ids(conn, provider_id):
     return set(conn.execute(
         sa.select(_RPT.c.trait_id)
         .where(_RPT.c.resource_provider_id == provider_id)).scalars())
 
 
-def replace_provider_traits(conn, provider_id, current, wanted):
+def _replace_provider_traits(conn, provider_id, current, wanted):
     """Turn the provider's trait ids ``current`` into ``wanted``."""
     removed, added = current - wanted, wanted - current
     if removed:
@@ -94,3 +129,36 @@ def replace_provider_traits(conn, provider_id, current, wanted):
         conn.execute(_RPT.insert(), [
             {'resource_provider_id': provider_id, 'trait_id': t,
              'created_at': now} for t in sorted(added)])
+    structure.changed(conn)
+
+
+def _replace(conn, provider, wanted):
+    """Bump (compare-and-swap first, so writers queue) and write, only if
+    the set changes; return the provider generation."""
+    current = _provider_trait_ids(conn, provider['id'])
+    if current == wanted:
+        return provider['generation']
+    new_generation = generation.bump(conn, provider['id'],
+                                     provider['generation'],
+                                     generation.already_changed)
+    _replace_provider_traits(conn, provider['id'], current, wanted)
+    return new_generation
+
+
+def set_for_provider(conn, uuid, names, given_generation):
+    """PUT /resource_providers/{uuid}/traits: (new generation, the
+    provider's traits as :func:`provider_traits` gives them)."""
+    provider = rp_obj.require(conn, uuid, PROVIDER_404)
+    generation.check(provider, given_generation, generation.already_changed)
+    ids = ids_for(conn, names)
+    unknown = [n for n in names if n not in ids]
+    if unknown:
+        raise errors.BadRequest('No such trait %s' % ', '.join(unknown))
+    new_generation = _replace(conn, provider, set(ids.values()))
+    return new_generation, provider_traits(conn, provider['id'])
+
+
+def delete_for_provider(conn, uuid):
+    """DELETE /resource_providers/{uuid}/traits."""
+    provider = rp_obj.require(conn, uuid, PROVIDER_404)
+    _replace(conn, provider, set())

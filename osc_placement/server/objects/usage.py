@@ -1,4 +1,8 @@
-"""Usages: per provider (classes with inventory) and per project/user."""
+"""Usages: per provider (classes with inventory) and per project/user.
+
+A provider's usage is read from usage_totals, as every other reader of
+usage does; the project and user usages sum the allocations, whose
+consumers the totals do not hold."""
 
 import sqlalchemy as sa
 
@@ -7,6 +11,7 @@ from osc_placement.server.objects import resource_class
 
 _INV = tables.inventories
 _ALLOC = tables.allocations
+_USAGE = tables.usage_totals
 _C = tables.consumers
 _P = tables.projects
 _U = tables.users
@@ -15,12 +20,12 @@ _CT = tables.consumer_types
 
 def provider_usages(conn, provider_id):
     """{class name: used} for every class the provider has inventory of."""
-    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-            .where(_ALLOC.c.resource_provider_id == provider_id,
-                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-            .scalar_subquery())
     rows = conn.execute(
-        sa.select(_INV.c.resource_class_id, used)
+        sa.select(_INV.c.resource_class_id,
+                  sa.func.coalesce(_USAGE.c.used, 0))
+        .select_from(_INV.outerjoin(_USAGE, sa.and_(
+            _USAGE.c.resource_provider_id == _INV.c.resource_provider_id,
+            _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
         .where(_INV.c.resource_provider_id == provider_id)).all()
     names = resource_class.names_for(conn, [r[0] for r in rows])
     return {names[class_id]: int(amount) for class_id, amount in rows}
