@@ -6,7 +6,6 @@ Which checks a route makes before its handler, and its version gate, are
 listed in routes.py."""
 
 import email.utils
-import functools
 
 import jsonschema
 import orjson
@@ -14,12 +13,12 @@ import webob
 from oslo_utils import uuidutils
 
 from osc_placement.server import errors
+from osc_placement.server import schemas
 
 JSON = 'application/json'
 
 _BODY_FORMATS = jsonschema.FormatChecker()
 _BODY_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
-_QUERY_FORMATS = jsonschema.FormatChecker()
 
 
 class Request(webob.Request):
@@ -45,14 +44,14 @@ class Request(webob.Request):
         except orjson.JSONDecodeError as exc:
             raise errors.BadRequest('Malformed JSON: %s' % exc)
         _check_json_text(data)
-        validate(data, schema, 'JSON does not validate: %s', _BODY_FORMATS)
+        validate(data, schema, 'JSON does not validate: %s')
         return data
 
-    def query(self, schema):
-        """The query string as a dict (last value wins), validated."""
+    def query(self, schema, keep_order=False):
+        """The query string as a dict (last value wins), validated
+        (``keep_order``: see schemas.validate)."""
         params = dict(self.GET)
-        validate(params, schema, 'Invalid query string parameters: %s',
-                 _QUERY_FORMATS)
+        schemas.validate_query(params, schema, keep_order)
         return params
 
     def authorize(self, name, target=None):
@@ -117,19 +116,9 @@ def _nul_in_json():
                              'string')
 
 
-@functools.lru_cache(maxsize=None)
-def _validator(schema_key, formats):
-    schema = orjson.loads(schema_key)
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, format_checker=formats)
-
-
-def validate(data, schema, template, formats=_BODY_FORMATS):
-    validator = _validator(orjson.dumps(schema,
-                                        option=orjson.OPT_SORT_KEYS), formats)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        raise errors.BadRequest(template % error)
+def validate(data, schema, template):
+    """A body (or one value of it) checked against ``schema``."""
+    schemas.validate(data, schema, template, _BODY_FORMATS)
 
 
 class Response:

@@ -17,7 +17,7 @@ import webob
 
 from osc_placement import explain
 from osc_placement.resources import candidate_explain
-from tests.server import test_candidates_http as http_tests
+from tests.server import candidate_cloud as http_tests
 from tests.unit.server import test_candidate_properties as props
 
 

@@ -22,7 +22,7 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from tests.server import fixtures
-from tests.server import test_candidates_http as http
+from tests.server import candidate_cloud as http
 
 SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 AGG = str(uuidlib.uuid4())

@@ -1,43 +1,88 @@
-"""``GET /allocation_candidates`` from query string to response body.
+"""The one way in to the candidate engine: a parsed ``GET
+/allocation_candidates`` request, a connection and the search options
+in, the response body out.
 
-The handler calls ``list_allocation_candidates`` with the query multidict,
-the request's microversion and two database hooks; everything between is
-pure. The order of the checks is upstream's: query schema and parameter
-parsing (400), group_policy (400), unknown classes/traits (400), search.
+``answer`` owns what lies between: the name checks (upstream's 400s for
+unknown classes and traits), how much of the cloud to read
+(``first_read`` and ``next_read``, the read policy), the windows of trees
+read through candidate_fetch.SliceReader and searched by
+candidate_search, and the body candidate_response shapes. The handler
+parses the query (schemas/allocation_candidate.py, then
+request_groups.parse_candidate_request) and calls ``answer``; the tests
+call it too.
 """
 
+import dataclasses
 import math
 
+from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
-from osc_placement.server.objects import request_groups
+from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import trait as trait_obj
 
 
-def list_allocation_candidates(query, version, known_classes, known_traits,
-                               load_snapshot,
-                               options=candidate_search.SearchOptions()):
-    """Return the response body (plain dicts) or raise errors.BadRequest.
+@dataclasses.dataclass
+class Answer:
+    """body:          the response body (plain dicts)
+    held:          the snapshots and search results the body was built
+                   from, for the caller to free once the body is sent
+    last_modified: when the answer was read (naive UTC)"""
 
-    query:          list of (key, value) pairs, or dict key -> [values]
-    version:        (major, minor), at least (1, 10)
-    known_classes:  container of existing resource class names (``in``)
-    known_traits:   container of existing trait names (``in``)
-    load_snapshot:  callable(SliceSpec) -> candidate_search.Snapshot, the
-                    SQL read of the slice the request can use
-    options:        SearchOptions built from the [placement] options
-    """
-    request = request_groups.parse_candidate_request(query, version)
-    request.validate_names(known_classes, known_traits)
-    return answer(request, load_snapshot, options)
+    body: dict
+    held: list
+    last_modified: object
 
 
-def answer(request, load_snapshot, options=candidate_search.SearchOptions()):
-    """The body for a parsed, name-checked CandidateRequest; the server
-    calls this directly, having checked the names in its transaction."""
-    snap = load_snapshot(candidate_search.snapshot_needs(request))
-    result = candidate_search.search(snap, request, options)
-    return candidate_response.allocation_candidates_body(result, request,
-                                                         snap)
+def answer(request, conn, options=candidate_search.SearchOptions()):
+    """The Answer to ``request`` (a parsed request_groups.CandidateRequest)
+    read through ``conn``, or errors.BadRequest for an unknown class or
+    trait (checked before any of the slice is read).
+
+    When only the first N candidates are wanted, the first trees that
+    hold N candidates are as good an answer as any: every candidate lies
+    in one anchor tree plus the sharing providers serving it, and a window
+    loads those whole. Each further window reads the next trees, as many
+    as the candidates per tree seen so far say are missing, and is
+    searched on its own; the windows' candidates add up (duplicates, from
+    sharing trees read twice, collapse)."""
+    reader = _reader(conn, request)
+    wanted = candidate_search.stop_after(request, options)
+    count = first_read(reader, wanted)
+    found, snaps = {}, []
+    while True:
+        snaps.append(reader.next_window(count))
+        result = candidate_search.search(snaps[-1], request, options)
+        found.update(dict.fromkeys(result.candidates))
+        if reader.whole or len(found) >= wanted:
+            break
+        count = next_read(wanted, len(found), reader.read, count)
+    if len(snaps) > 1:
+        # The windows' merged snapshot goes last: the body's, as the
+        # only window's is.
+        snaps.append(candidate_search.merge_snapshots(snaps))
+        result = candidate_search.result_of(snaps[-1], request,
+                                            list(found)[:wanted], options)
+    body = candidate_response.allocation_candidates_body(result, request,
+                                                         snaps[-1])
+    return Answer(body, [snaps, result], tables.utcnow())
+
+
+def _reader(conn, request):
+    """Check the request's names (upstream's 400s), then open its slice."""
+    spec = candidate_search.snapshot_needs(request)
+    class_ids = resource_class.ids_for(conn,
+                                       sorted(request.resource_class_names()))
+    # The slice's traits include MISC_SHARES_VIA_AGGREGATE even when the
+    # request does not name it: sharing providers are found by it.
+    trait_ids = trait_obj.ids_for(conn, sorted(spec.traits))
+    request.validate_names(class_ids, trait_ids)
+    return candidate_fetch.SliceReader(conn, spec, class_ids, trait_ids)
+
+
+# --------------------------------------------------------------------------
+# The read policy: how many trees each read takes
 
 
 # The fewest trees a window reads, and how the window grows while no
@@ -57,43 +102,25 @@ WHOLE_READ_SHARE = 1 / 3
 WHOLE_READ_TREES = 2000
 
 
-def answer_in_windows(request, reader,
-                      options=candidate_search.SearchOptions(), held=None):
-    """Like ``answer``, reading the slice through ``reader`` (a
-    candidate_fetch.SliceReader) a window of trees at a time. ``held``,
-    a list if given, receives the snapshots and search results, for the
-    caller to free once the response is sent.
+def first_read(reader, wanted):
+    """How many trees the first read takes, None for all of them, when
+    ``wanted`` candidates are wanted (None: every one).
 
-    When only the first N candidates are wanted, the first trees that
-    hold N candidates are as good an answer as any: every candidate lies
-    in one anchor tree plus the sharing providers serving it, and a window
-    loads those whole. Each further window reads the next trees, as many
-    as the candidates per tree seen so far say are missing, and is
-    searched on its own; the windows' candidates add up (duplicates, from
-    sharing trees read twice, collapse)."""
-    wanted = candidate_search.stop_after(request, options)
-    count = None if wanted is None else first_window(wanted)
-    if count is not None and reader.reads_all_sooner(
-            count, WHOLE_READ_SHARE, WHOLE_READ_TREES):
-        count = None
-    found, snaps = {}, []
-    while True:
-        snaps.append(reader.next_window(count))
-        result = candidate_search.search(snaps[-1], request, options)
-        found.update(dict.fromkeys(result.candidates))
-        if reader.whole or len(found) >= wanted:
-            break
-        count = next_window(wanted, len(found), reader.read, count)
-    if len(snaps) > 1:
-        # The windows' merged snapshot goes last: the body's, as the
-        # only window's is.
-        snaps.append(candidate_search.merge_snapshots(snaps))
-        result = candidate_search.result_of(snaps[-1], request,
-                                            list(found)[:wanted], options)
-    if held is not None:
-        held.extend((snaps, result))
-    return candidate_response.allocation_candidates_body(result, request,
-                                                         snaps[-1])
+    Reading every tree costs less than a window of a large share of them:
+    per tree, a window costs the database about three times what a whole
+    read does, and a worker answers a whole read of a structure it kept
+    from the usage totals alone. A request that narrows its trees
+    (in_tree, member_of, required traits) reads only those, so it is
+    read in windows whatever the cloud's size."""
+    if wanted is None:
+        return None
+    count = first_window(wanted)
+    if reader.narrowed:
+        return count
+    trees = reader.tree_count()
+    if trees <= WHOLE_READ_TREES or count >= WHOLE_READ_SHARE * trees:
+        return None
+    return count
 
 
 def first_window(wanted):
@@ -103,7 +130,7 @@ def first_window(wanted):
     return max(wanted // 2, FIRST_WINDOW)
 
 
-def next_window(wanted, found, read, count):
+def next_read(wanted, found, read, count):
     """How many trees to read next, after ``read`` trees held ``found``
     candidates (fewer than ``wanted``) and the last window was ``count``
     trees."""

@@ -593,7 +593,7 @@ def _read_every_tree_pipelined(conn):
 
 
 # How long a worker trusts its count of the cloud's trees. The count only
-# picks how a request is read (see SliceReader.reads_all_sooner), never
+# picks how a request is read (see candidate_api.first_read), never
 # what it finds, so a stale one costs time at worst.
 TREE_COUNT_SECONDS = 10.0
 _tree_counts = weakref.WeakKeyDictionary()  # engine -> (count, when)
@@ -673,17 +673,10 @@ class SliceReader:
         return bool(self.in_tree or self.tree_aggregates is not None
                     or self.tree_traits is not None)
 
-    def reads_all_sooner(self, count, share, trees_at_most):
-        """Whether reading every tree costs less than a first window of
-        ``count`` trees: the request is not narrowed, and the cloud has at
-        most ``trees_at_most`` trees or ``count`` is at least ``share`` of
-        them. (Per tree, a window costs the database about three times
-        what a whole read does; and a worker answers a whole read of a
-        structure it kept from usage totals alone.)"""
-        if self.narrowed or self.after is not None:
-            return False
-        trees = _tree_count(self.conn)
-        return trees <= trees_at_most or count >= share * trees
+    def tree_count(self):
+        """The cloud's trees, as this worker last counted them (see
+        TREE_COUNT_SECONDS)."""
+        return _tree_count(self.conn)
 
     def next_window(self, count=None):
         if count is None and self.after is None and not self.narrowed:
@@ -1000,8 +993,3 @@ def _grouped(rows, uuid_of):
     """{provider uuid: frozenset of the text column} of a part's rows."""
     return candidate_search.group_pairs(
         (uuid_of[rp_id], text) for rp_id, text in rows if rp_id in uuid_of)
-
-
-def load_snapshot(conn, spec, class_ids, trait_ids):
-    """The whole slice for ``spec`` (a SliceSpec) as a Snapshot."""
-    return SliceReader(conn, spec, class_ids, trait_ids).next_window()

@@ -19,8 +19,6 @@ Summaries list only the requested classes before summary_all_classes
 microversion.RULES.
 """
 
-from osc_placement.server.objects import candidate_search
-
 
 def allocation_candidates_body(result, request, snap):
     """``result`` from candidate_search.search, ``request`` the parsed
@@ -45,30 +43,12 @@ def _allocation_requests(candidates, version):
              'resources': dict(resources)}
             for uuid, resources in candidate.allocations]}
             for candidate in candidates]
-    if candidates and isinstance(candidates[0],
-                                 candidate_search.SpreadCandidate):
-        return _spread_requests(candidates, version.supports('mappings'))
-    if not version.supports('mappings'):
-        return [{'allocations': candidate.allocations_body()}
-                for candidate in candidates]
-    return [{'allocations': candidate.allocations_body(),
-             'mappings': candidate.mapping_dict()}
-            for candidate in candidates]
-
-
-def _spread_requests(candidates, with_mappings):
-    """The 1.12+ allocation requests of SpreadCandidates (a request's
-    candidates are all of one kind). They take the same classes, so the
-    candidates served wholly by one provider, a host's own, share one
-    resources dict: a third of a plain request's candidates, each a dict
-    less to build."""
-    whole = dict(candidates[0].classes)
-    bodies = [candidate.allocations_body(whole) for candidate in candidates]
-    if not with_mappings:
-        return [{'allocations': body} for body in bodies]
-    # A body's keys are its candidate's providers.
-    return [{'allocations': body, 'mappings': {'': sorted(body)}}
-            for body in bodies]
+    if not candidates:
+        return []
+    # Each kind of candidate (candidate_search.Candidate, SpreadCandidate)
+    # builds its bodies its own way, an answer at a time.
+    return type(candidates[0]).request_bodies(candidates,
+                                              version.supports('mappings'))
 
 
 def _provider_summaries(uuids, request, snap):

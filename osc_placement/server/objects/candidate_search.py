@@ -350,6 +350,20 @@ class _CandidateViews:
     def mapping_dict(self):
         return {suffix: list(uuids) for suffix, uuids in self.mappings}
 
+    @classmethod
+    def request_bodies(cls, candidates, with_mappings):
+        """The 1.12+ allocation requests of ``candidates`` (all of this
+        class: a request's candidates are of one kind), with their
+        mappings (1.34) if ``with_mappings``. Built a whole answer at a
+        time, so that a kind of candidate may share what its candidates
+        have in common."""
+        if not with_mappings:
+            return [{'allocations': candidate.allocations_body()}
+                    for candidate in candidates]
+        return [{'allocations': candidate.allocations_body(),
+                 'mappings': candidate.mapping_dict()}
+                for candidate in candidates]
+
     def resource_providers(self):
         return [uuid for uuid, _ in self.allocations]
 
@@ -401,6 +415,23 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
     def mappings(self):
         return (('', tuple(self.resource_providers())),)
 
+    @classmethod
+    def request_bodies(cls, candidates, with_mappings):
+        """As Candidate.request_bodies. The candidates take the same
+        classes, so those served wholly by one provider, a host's own,
+        share one resources dict: a third of a plain request's
+        candidates, each a dict less to build."""
+        if not candidates:
+            return []
+        whole = dict(candidates[0].classes)
+        bodies = [candidate.allocations_body(whole)
+                  for candidate in candidates]
+        if not with_mappings:
+            return [{'allocations': body} for body in bodies]
+        # A body's keys are its candidate's providers.
+        return [{'allocations': body, 'mappings': {'': sorted(body)}}
+                for body in bodies]
+
     def allocations_body(self, resources=None):
         """The 1.12+ body form; ``resources``, if given, is
         ``dict(self.classes)``, shared by the candidates that use it."""
@@ -444,6 +475,14 @@ class SearchOptions:
     strategy: str = DEPTH_FIRST  # allocation_candidates_generation_strategy
     randomize: bool = False  # randomize_allocation_candidates
     rng: random.Random = None
+
+    @classmethod
+    def from_conf(cls, placement_conf):
+        """The options of the [placement] section ``placement_conf``."""
+        return cls(
+            max_candidates=placement_conf.max_allocation_candidates,
+            strategy=placement_conf.allocation_candidates_generation_strategy,
+            randomize=placement_conf.randomize_allocation_candidates)
 
 
 # --------------------------------------------------------------------------
@@ -502,17 +541,15 @@ class _TreeIndex:
         return self.members.get(anchor, []) + self.served_by.get(anchor, [])
 
 
-# A spread search tests the providers of its first anchors one by one,
-# and of later ones against each class's takers among all providers,
-# worked out once: a limited request stops after a few anchors, where
-# working out the takers of a thousand hosts cost more than its search.
-_ONE_BY_ONE_ANCHORS = 32
-
-
 class _GroupSearch:
-    """The options of one request group, anchor by anchor."""
+    """The options of one request group, anchor by anchor: a suffixed
+    group's (one provider each), or the unsuffixed group's (one option
+    per class and provider)."""
 
-    def __init__(self, snap, group, index, providers_only=False):
+    # _SpreadSearch's options are the providers' uuids.
+    _providers_only = False
+
+    def __init__(self, snap, group, index):
         self.snap = snap
         self.group = group
         self.index = index
@@ -528,13 +565,6 @@ class _GroupSearch:
                       else sorted(group.resources))
         # uuid -> the provider's options per level, or None.
         self._option_cache = {}
-        # The spread search (_spread_walks) needs only which provider
-        # can take which class: its "options" are the providers' uuids.
-        self._providers_only = providers_only
-        # Per level, the providers that can take its class (_takers_at),
-        # once more than _ONE_BY_ONE_ANCHORS anchors were walked.
-        self._takers = None
-        self._anchors_walked = 0
 
     def levels(self, anchor):
         """The group's walk levels under ``anchor``: one level (one option
@@ -547,62 +577,6 @@ class _GroupSearch:
         if options is None or not all(options):
             return None
         return [_Level(self.group, level) for level in options]
-
-    def providers_at(self, anchor):
-        """The unsuffixed group's providers of each class (sorted) under
-        ``anchor``, or None if some class has none: its levels, as uuids
-        (built with ``providers_only``)."""
-        if self._any_pair_ok:
-            return self._takers_at(anchor)
-        providers = self._options_at(anchor)
-        if providers is None or not all(providers):
-            return None
-        return providers
-
-    def _takers_at(self, anchor):
-        """providers_at when every provider the tree index offers pairs
-        with the anchor: the takers of each class among them. The first
-        anchors' providers are tested one by one; after those, each
-        class's takers come from sets worked out once for every provider
-        of the snapshot (a spread request without a limit, member_of or
-        in_tree visits every tree; a limited one stops after a few)."""
-        if self._takers is None:
-            self._anchors_walked += 1
-            if self._anchors_walked > _ONE_BY_ONE_ANCHORS:
-                self._takers = [self._takers_of(rc) for rc in self._keys]
-        local = self.index.local_providers(anchor)
-        providers = []
-        for level, rc in enumerate(self._keys):
-            if self._takers is None:
-                found = [uuid for uuid in local if self._takes(uuid, rc)]
-            else:
-                takers = self._takers[level]
-                found = [uuid for uuid in local if uuid in takers]
-            if not found:
-                return None
-            providers.append(found)
-        return providers
-
-    def _takes(self, uuid, rc):
-        """Whether ``uuid`` can take the group's amount of ``rc`` and has
-        no forbidden trait: _takers_of's test for one provider."""
-        inv = self.snap.inventory(uuid, rc)
-        return (inv is not None and inv.can_take(self.group.resources[rc])
-                and not (self.group.forbidden_traits
-                         and self.has_forbidden_trait(uuid)))
-
-    def _takers_of(self, rc):
-        """Every provider of the snapshot that can take the group's
-        amount of ``rc`` and has no forbidden trait: _class_options_of's
-        test (and _takes'), class by class in one pass over the
-        inventories."""
-        amount = self.group.resources[rc]
-        takers = {uuid for uuid, mine in self.snap.inventories.items()
-                  if rc in mine and mine[rc].can_take(amount)}
-        if self.group.forbidden_traits:
-            takers = {uuid for uuid in takers
-                      if not self.has_forbidden_trait(uuid)}
-        return takers
 
     def _options_at(self, anchor):
         """[options of each level] under ``anchor`` (None if no provider
@@ -724,6 +698,84 @@ class _GroupSearch:
             return False
         return not (self.in_forbidden_agg(uuid)
                     or self.in_forbidden_agg(anchor))
+
+
+# A spread search tests the providers of its first anchors one by one,
+# and of later ones against each class's takers among all providers,
+# worked out once: a limited request stops after a few anchors, where
+# working out the takers of a thousand hosts cost more than its search.
+_ONE_BY_ONE_ANCHORS = 32
+
+
+class _SpreadSearch(_GroupSearch):
+    """The unsuffixed group of a spread request (see _spread_classes),
+    whose walk (_spread_walks) needs only which provider can take which
+    class: its options are the providers' uuids."""
+
+    _providers_only = True
+
+    def __init__(self, snap, group, index):
+        super().__init__(snap, group, index)
+        # Per level, the providers that can take its class (_takers_at),
+        # once more than _ONE_BY_ONE_ANCHORS anchors were walked.
+        self._takers = None
+        self._anchors_walked = 0
+
+    def providers_at(self, anchor):
+        """The unsuffixed group's providers of each class (sorted) under
+        ``anchor``, or None if some class has none: its levels, as
+        uuids."""
+        if self._any_pair_ok:
+            return self._takers_at(anchor)
+        providers = self._options_at(anchor)
+        if providers is None or not all(providers):
+            return None
+        return providers
+
+    def _takers_at(self, anchor):
+        """providers_at when every provider the tree index offers pairs
+        with the anchor: the takers of each class among them. The first
+        anchors' providers are tested one by one; after those, each
+        class's takers come from sets worked out once for every provider
+        of the snapshot (a spread request without a limit, member_of or
+        in_tree visits every tree; a limited one stops after a few)."""
+        if self._takers is None:
+            self._anchors_walked += 1
+            if self._anchors_walked > _ONE_BY_ONE_ANCHORS:
+                self._takers = [self._takers_of(rc) for rc in self._keys]
+        local = self.index.local_providers(anchor)
+        providers = []
+        for level, rc in enumerate(self._keys):
+            if self._takers is None:
+                found = [uuid for uuid in local if self._takes(uuid, rc)]
+            else:
+                takers = self._takers[level]
+                found = [uuid for uuid in local if uuid in takers]
+            if not found:
+                return None
+            providers.append(found)
+        return providers
+
+    def _takes(self, uuid, rc):
+        """Whether ``uuid`` can take the group's amount of ``rc`` and has
+        no forbidden trait: _takers_of's test for one provider."""
+        inv = self.snap.inventory(uuid, rc)
+        return (inv is not None and inv.can_take(self.group.resources[rc])
+                and not (self.group.forbidden_traits
+                         and self.has_forbidden_trait(uuid)))
+
+    def _takers_of(self, rc):
+        """Every provider of the snapshot that can take the group's
+        amount of ``rc`` and has no forbidden trait: _class_options_of's
+        test (and _takes'), class by class in one pass over the
+        inventories."""
+        amount = self.group.resources[rc]
+        takers = {uuid for uuid, mine in self.snap.inventories.items()
+                  if rc in mine and mine[rc].can_take(amount)}
+        if self.group.forbidden_traits:
+            takers = {uuid for uuid in takers
+                      if not self.has_forbidden_trait(uuid)}
+        return takers
 
 
 def _in_tree_root(snap, group):
@@ -1073,8 +1125,7 @@ def _spread_walks(snap, request):
     per class of ``_spread_classes``); the spread request's counterpart
     of _anchor_walks."""
     index = _TreeIndex.of(snap)
-    search = _GroupSearch(snap, request.groups[0], index,
-                          providers_only=True)
+    search = _SpreadSearch(snap, request.groups[0], index)
     anchor_ok = _root_filter(snap, request)
     meets = _collective_traits_test(snap, search.group.required_traits)
     for anchor in index.anchors:

@@ -1,9 +1,10 @@
 """Parsing of the resource/trait/aggregate query parameters, per microversion.
 
 Pure functions, no database: ``GET /allocation_candidates`` and
-``GET /resource_providers`` hand their query string here and get typed,
-immutable objects back. Every malformed value raises ``errors.BadRequest``
-with upstream Placement's text and code.
+``GET /resource_providers`` hand their query string here, once it passed
+its query schema (osc_placement/server/schemas/), and get typed, immutable
+objects back. Every malformed value raises ``errors.BadRequest`` with
+upstream Placement's text and code.
 
 A microversion is a ``microversion.Version`` (a plain ``(major, minor)``
 pair is taken too); what it allows is asked of ``microversion.RULES`` by name.
@@ -16,11 +17,8 @@ raises upstream's 400s against sets of known names the caller supplies.
 """
 
 import dataclasses
-import functools
 import re
 import uuid as uuid_lib
-
-import jsonschema
 
 from osc_placement.server import errors
 from osc_placement.server import microversion
@@ -30,7 +28,10 @@ MISC_SHARES_VIA_AGGREGATE = 'MISC_SHARES_VIA_AGGREGATE'
 # Upstream's group suffix patterns: numbers from 1.25, free-form from 1.33.
 _NUMERIC_SUFFIX = '[1-9][0-9]*'
 _VERBOSE_SUFFIX = '[a-zA-Z0-9_-]{1,64}'
-_GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
+# The form of a limit, in the query schema and here.
+LIMIT_PATTERN = '^[1-9][0-9]*$'
+# The keys a request group's parameters start with (the suffix follows).
+GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
 
 _RESOURCES_FORM = (
     'Badly formed resources parameter. Expected resources query string '
@@ -163,59 +164,8 @@ def _values(pairs, key):
 
 
 def _last_values(pairs):
-    """What upstream validates with JSON schema: ``dict(request.GET)``."""
+    """The last value of each key: ``dict(request.GET)``."""
     return dict(pairs)
-
-
-def _validate_schema(pairs, validator_of, version):
-    """Check the query against the version's schema (``validator_of``,
-    one of the cached validator factories below)."""
-    # In the query's order, as upstream validates it: when several
-    # errors rank alike, the first one found is the one reported.
-    items = tuple(_last_values(pairs).items())
-    if sum(len(key) + len(value) for key, value in items) <= _REMEMBERED:
-        _passes_schema(validator_of, version, items)
-    else:
-        _check_schema(validator_of(version), dict(items))
-
-
-# Schedulers send the same few query strings over and over, and a
-# jsonschema run cost about 0.4 ms, a tenth of a scheduler's candidate
-# request: a short query that passed is remembered (at most 1,024 of up
-# to 2,048 characters). One that fails raises, which lru_cache does not
-# remember, so it is checked (and fails) every time.
-_REMEMBERED = 2048
-
-
-@functools.lru_cache(maxsize=1024)
-def _passes_schema(validator_of, version, items):
-    _check_schema(validator_of(version), dict(items))
-    return True
-
-
-def _check_schema(validator, query):
-    # Same error selection as jsonschema.validate (best_match), without
-    # rebuilding and re-checking the schema on every request.
-    error = jsonschema.exceptions.best_match(validator.iter_errors(query))
-    if error is not None:
-        raise errors.BadRequest(
-            'Invalid query string parameters: %s' % error)
-
-
-def _validator(schema):
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=jsonschema.FormatChecker())
-
-
-@functools.lru_cache(maxsize=None)
-def _candidates_validator(version):
-    return _validator(allocation_candidates_query_schema(version))
-
-
-@functools.lru_cache(maxsize=None)
-def _providers_validator(version):
-    return _validator(resource_providers_query_schema(version))
 
 
 def is_uuid_like(value):
@@ -226,77 +176,6 @@ def is_uuid_like(value):
         return str(uuid_lib.UUID(value)).replace('-', '') == formatted
     except (TypeError, ValueError, AttributeError):
         return False
-
-
-# --------------------------------------------------------------------------
-# JSON schemas of the query strings (upstream's, expressed as data)
-
-
-# Query parameters of GET /allocation_candidates before granular groups
-# replace the unsuffixed ones: (name, rule that adds it, schema).
-_CANDIDATE_PARAMS = (
-    ('resources', 'allocation_candidates', {'type': 'string'}),
-    ('limit', 'candidate_limit', {'type': ['integer', 'string'],
-                                  'pattern': '^[1-9][0-9]*$', 'minimum': 1,
-                                  'minLength': 1}),
-    ('required', 'candidate_required', {'type': ['string']}),
-    ('member_of', 'candidate_member_of', {'type': ['string']}),
-)
-# GET /resource_providers filters: (name, rule that adds it, schema).
-_PROVIDER_PARAMS = (
-    ('name', 'base', {'type': 'string'}),
-    ('uuid', 'base', {'type': 'string', 'format': 'uuid'}),
-    ('member_of', 'member_of', {'type': 'string'}),
-    ('resources', 'resources_filter', {'type': 'string'}),
-    ('in_tree', 'nested', {'type': 'string', 'format': 'uuid'}),
-    ('required', 'required_filter', {'type': 'string'}),
-)
-
-
-def _params_at(table, version):
-    return {name: dict(schema) for name, rule, schema in table
-            if version.supports(rule)}
-
-
-def allocation_candidates_query_schema(version):
-    """The query schema upstream applies at ``version`` (one that has
-    GET /allocation_candidates)."""
-    props = _params_at(_CANDIDATE_PARAMS, version)
-    schema = {'type': 'object', 'properties': props,
-              'required': ['resources'], 'additionalProperties': False}
-    if version.supports('granular'):
-        for name in ('resources', 'required', 'member_of'):
-            del props[name]
-        del schema['required']
-        props['group_policy'] = {'type': 'string',
-                                 'enum': ['none', 'isolate']}
-        schema['patternProperties'] = _group_key_patterns(version)
-    if version.supports('root_required'):
-        props['root_required'] = {'type': ['string']}
-    if version.supports('same_subtree'):
-        props['same_subtree'] = {'type': ['string']}
-    return schema
-
-
-def _group_suffix(version):
-    return (_VERBOSE_SUFFIX if version.supports('string_suffixes')
-            else _NUMERIC_SUFFIX)
-
-
-def _group_key_patterns(version):
-    suffix = _group_suffix(version)
-    prefixes = list(_GROUP_PREFIXES)
-    if not version.supports('candidate_in_tree'):
-        prefixes.remove('in_tree')
-    return {'^%s(%s)?$' % (prefix, suffix): {'type': 'string'}
-            for prefix in prefixes}
-
-
-def resource_providers_query_schema(version):
-    """The query schema of ``GET /resource_providers`` at ``version``."""
-    return {'type': 'object',
-            'properties': _params_at(_PROVIDER_PARAMS, version),
-            'additionalProperties': False}
 
 
 # --------------------------------------------------------------------------
@@ -448,15 +327,15 @@ def parse_in_tree(value):
 
 
 def parse_candidate_request(query, version):
-    """Parse and check a ``GET /allocation_candidates`` query string.
+    """Parse and check a ``GET /allocation_candidates`` query string
+    that passed its schema (schemas/allocation_candidate.check_query).
 
-    Mirrors upstream's order: query schema, request-wide parameters,
-    request groups (with orphan / resourceless checks), group_policy.
+    Mirrors upstream's order: request-wide parameters, request groups
+    (with orphan / resourceless checks), group_policy.
     """
     # A plain (major, minor) pair from a test or tool asks by name too.
     version = microversion.Version(*version)
     pairs = as_pairs(query)
-    _validate_schema(pairs, _candidates_validator, version)
     wide = _parse_request_wide(pairs, version)
     groups = _parse_groups(pairs, version)
     if version.supports('same_subtree'):
@@ -476,7 +355,7 @@ def _parse_request_wide(pairs, version):
         _values(pairs, 'root_required'))
     return {
         # Upstream uses the first value of a repeated limit/group_policy.
-        'limit': _parse_limit(limits[0]) if limits else None,
+        'limit': _parse_limit(limits) if limits else None,
         'group_policy': policies[0] if policies else None,
         'root_required': required,
         'root_forbidden': forbidden,
@@ -485,13 +364,17 @@ def _parse_request_wide(pairs, version):
     }
 
 
-def _parse_limit(value):
-    # The schema checked only the last value; the first is the one used.
-    if not re.match('^[1-9][0-9]*$', value):
+def _parse_limit(values):
+    """Upstream's limit: the first of ``values``. The query schema checked
+    the last one, so a single limit, the usual case, is checked once; a
+    first one unlike it is checked here, with the schema's pattern and
+    its 400 text (upstream fails such a limit with a 500)."""
+    first = values[0]
+    if first != values[-1] and not re.search(LIMIT_PATTERN, first):
         raise errors.BadRequest(
-            "Invalid query string parameters: %r does not match "
-            "'^[1-9][0-9]*$'" % value)
-    return int(value)
+            'Invalid query string parameters: %r does not match %r'
+            % (first, LIMIT_PATTERN))
+    return int(first)
 
 
 def _parse_root_required(values):
@@ -526,9 +409,15 @@ def _parse_same_subtrees(values):
     return tuple(subtrees)
 
 
+def group_suffix(version):
+    """The pattern of a group suffix at ``version``."""
+    return (_VERBOSE_SUFFIX if version.supports('string_suffixes')
+            else _NUMERIC_SUFFIX)
+
+
 def _group_key_regex(version):
-    suffix = _group_suffix(version)
-    return re.compile('^(%s)(%s)?$' % ('|'.join(_GROUP_PREFIXES), suffix))
+    prefixes = '|'.join(GROUP_PREFIXES)
+    return re.compile('^(%s)(%s)?$' % (prefixes, group_suffix(version)))
 
 
 def _parse_groups(pairs, version):
@@ -639,16 +528,15 @@ def parse_provider_filters(query, version):
     """The resources/required/member_of/in_tree filters of
     ``GET /resource_providers`` as an unsuffixed RequestGroup.
 
-    Validates the whole query string against the version's schema (so a
-    filter used below its microversion is a 400), then parses the filters
-    the way upstream does: the last value of each key, except member_of
-    (all values, 1.24) and required (all values from 1.39).
+    The query passed its schema (schemas/resource_provider.list_query:
+    a filter used below its microversion is a 400 there). The filters are
+    parsed the way upstream does: the last value of each key, except
+    member_of (all values, 1.24) and required (all values from 1.39).
     ``name`` and ``uuid`` are left to the caller (plain equality).
     """
     # A plain (major, minor) pair from a test or tool asks by name too.
     version = microversion.Version(*version)
     pairs = as_pairs(query)
-    _validate_schema(pairs, _providers_validator, version)
     last = _last_values(pairs)
     group = {}
     if 'member_of' in last:

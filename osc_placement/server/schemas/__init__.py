@@ -1,4 +1,17 @@
-"""JSON schemas per route and microversion (plain dicts)."""
+"""JSON schemas per route and microversion (plain dicts), and the one
+way a body or a query string is checked against them."""
+
+import functools
+
+import jsonschema
+import orjson
+
+from osc_placement.server import errors
+
+QUERY_TEMPLATE = 'Invalid query string parameters: %s'
+# Query strings are checked with jsonschema's own format checks (upstream's
+# query schemas use only 'uuid', which it checks as upstream does).
+_QUERY_FORMATS = jsonschema.FormatChecker()
 
 
 def for_version(table, version):
@@ -11,3 +24,67 @@ def for_version(table, version):
         if version.supports(rule):
             chosen = schema
     return chosen
+
+
+def validate(data, schema, template, formats, keep_order=False):
+    """Raise errors.BadRequest (``template`` % the error) unless ``data``
+    passes ``schema``, its format checks done by ``formats`` (a
+    jsonschema.FormatChecker).
+
+    When ``data`` breaks two rules that rank alike, the rule tried first
+    is the one reported, and jsonschema tries them in the order of the
+    schema's keys. The query schemas of candidates and provider lists keep
+    their order (upstream's, ``keep_order``); the other schemas are tried
+    with their keys sorted, as they always were here: either way the 400
+    texts stay what they were."""
+    key = _key(schema, keep_order)
+    _check(_validator(key, formats), data, template)
+
+
+def validate_query(params, schema, keep_order=False):
+    """``validate`` for a query string: ``params`` maps each key to a
+    string (its last value, as upstream validates ``dict(request.GET)``),
+    in the query's order (again, the first error found of those ranking
+    alike is the one reported).
+
+    Schedulers send the same few query strings over and over, and a
+    jsonschema run cost about 0.4 ms, a tenth of a scheduler's candidate
+    request: a short query that passed is remembered (at most 1,024 of up
+    to 2,048 characters). One that fails raises, which lru_cache does not
+    remember, so it is checked (and fails) every time."""
+    key, items = _key(schema, keep_order), tuple(params.items())
+    if sum(len(name) + len(value) for name, value in items) <= REMEMBERED:
+        _query_passes(key, items)
+    else:
+        _check(_validator(key, _QUERY_FORMATS), params, QUERY_TEMPLATE)
+
+
+REMEMBERED = 2048
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_passes(key, items):
+    _check(_validator(key, _QUERY_FORMATS), dict(items), QUERY_TEMPLATE)
+    return True
+
+
+def _key(schema, keep_order):
+    # The schema's text: validators are kept per schema, whoever built
+    # the dict, and built from the text, so the text's order is theirs.
+    return orjson.dumps(schema,
+                        option=0 if keep_order else orjson.OPT_SORT_KEYS)
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(key, formats):
+    schema = orjson.loads(key)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=formats)
+
+
+def _check(validator, data, template):
+    # Same error selection as jsonschema.validate (best_match), without
+    # re-checking the schema on every request.
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise errors.BadRequest(template % error)

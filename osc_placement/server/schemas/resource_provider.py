@@ -1,7 +1,7 @@
-"""Resource provider bodies (the list query schema lives with its parser in
-objects/request_groups.py)."""
+"""Resource provider bodies, and the query schema of the provider list."""
 
 import copy
+import functools
 
 _CREATE_10 = {
     'type': 'object',
@@ -23,3 +23,24 @@ del _UPDATE_114['properties']['uuid']
 
 CREATE = [('base', _CREATE_10), ('nested', _CREATE_114)]
 UPDATE = [('base', _UPDATE_10), ('nested', _UPDATE_114)]
+
+# GET /resource_providers filters: (name, rule that adds it, schema).
+_LIST_PARAMS = (
+    ('name', 'base', {'type': 'string'}),
+    ('uuid', 'base', {'type': 'string', 'format': 'uuid'}),
+    ('member_of', 'member_of', {'type': 'string'}),
+    ('resources', 'resources_filter', {'type': 'string'}),
+    ('in_tree', 'nested', {'type': 'string', 'format': 'uuid'}),
+    ('required', 'required_filter', {'type': 'string'}),
+)
+
+
+@functools.lru_cache(maxsize=None)
+def list_query(version):
+    """The query schema of ``GET /resource_providers`` at ``version`` (a
+    microversion.Version); one dict per version, which nobody changes."""
+    return {'type': 'object',
+            'properties': {name: dict(schema)
+                           for name, rule, schema in _LIST_PARAMS
+                           if version.supports(rule)},
+            'additionalProperties': False}

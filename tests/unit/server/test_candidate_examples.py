@@ -5,8 +5,6 @@ import uuid as uuid_lib
 
 import testtools
 
-from osc_placement.server import errors
-from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
@@ -544,33 +542,6 @@ class TestResponse(testtools.TestCase):
         self.assertEqual(5, len(body['provider_summaries']))
         self.assertEqual({'DISK_GB': {'capacity': 100, 'used': 0}},
                          body['provider_summaries'][uid('cn')]['resources'])
-
-
-class TestApi(testtools.TestCase):
-
-    def call(self, pairs, classes=('VCPU', 'DISK_GB', 'MEMORY_MB')):
-        asked = []
-
-        def load(needs):
-            asked.append(needs)
-            return shared_storage()
-        body = candidate_api.list_allocation_candidates(
-            pairs, (1, 39), set(classes), {'STORAGE_DISK_SSD', SHARES}, load)
-        return body, asked
-
-    def test_pipeline(self):
-        body, asked = self.call([('resources', 'VCPU:1,DISK_GB:100'),
-                                 ('limit', '1')])
-        self.assertEqual(1, len(body['allocation_requests']))
-        self.assertEqual({'VCPU': 1, 'DISK_GB': 100}, asked[0].min_amounts)
-
-    def test_unknown_class_before_any_read(self):
-        exc = self.assertRaises(errors.BadRequest, self.call,
-                                [('resources', 'CUSTOM_NOPE:1')])
-        self.assertIn('No such resource class CUSTOM_NOPE', exc.detail)
-
-    def test_parse_error(self):
-        self.assertRaises(errors.BadRequest, self.call, [('resources', '')])
 
 
 class TestSnapshotRows(testtools.TestCase):

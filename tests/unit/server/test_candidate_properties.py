@@ -30,6 +30,7 @@ from osc_placement.server import errors
 from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import allocation_candidate as ac_schema
 from tests.unit.server import candidate_oracle
 
 SETTINGS = hypothesis.settings(
@@ -498,6 +499,7 @@ def names_required_trait(value):
 def requests(draw, cloud, member_of=False, traits=False):
     version, pairs = draw(request_pairs(cloud, member_of, traits))
     try:
+        ac_schema.check_query(pairs, version)
         return rg.parse_candidate_request(pairs, version)
     except errors.BadRequest:
         hypothesis.reject()

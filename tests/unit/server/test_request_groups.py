@@ -5,7 +5,11 @@ from hypothesis import strategies as st
 import testtools
 
 from osc_placement.server import errors
+from osc_placement.server import microversion
+from osc_placement.server import schemas
 from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import allocation_candidate as ac_schema
+from osc_placement.server.schemas import resource_provider as rp_schema
 
 AGG1 = 'a1a1a1a1-0000-4000-8000-000000000001'
 AGG2 = 'a2a2a2a2-0000-4000-8000-000000000002'
@@ -16,6 +20,8 @@ LATEST = (1, 39)
 class ParseHelpers(testtools.TestCase):
 
     def parse(self, pairs, version=LATEST):
+        """What the handler does with a query: check it, then parse it."""
+        ac_schema.check_query(rg.as_pairs(pairs), version)
         return rg.parse_candidate_request(pairs, version)
 
     def assert_400(self, pairs, version, text, code=errors.DEFAULT):
@@ -162,12 +168,12 @@ class TestSchemaMemo(ParseHelpers):
 
     def setUp(self):
         super().setUp()
-        rg._passes_schema.cache_clear()
-        self.addCleanup(rg._passes_schema.cache_clear)
+        schemas._query_passes.cache_clear()
+        self.addCleanup(schemas._query_passes.cache_clear)
         self.checks = []
-        check = rg._check_schema
-        self.patch(rg, '_check_schema', lambda validator, query: (
-            self.checks.append(query), check(validator, query)))
+        check = schemas._check
+        self.patch(schemas, '_check', lambda validator, query, template: (
+            self.checks.append(query), check(validator, query, template)))
 
     def test_a_passing_query_is_checked_once(self):
         pairs = [('resources', 'VCPU:1'), ('limit', '10')]
@@ -189,7 +195,7 @@ class TestSchemaMemo(ParseHelpers):
         for _ in range(2):
             self.parse(pairs)
         self.assertEqual(2, len(self.checks))
-        self.assertEqual(0, rg._passes_schema.cache_info().currsize)
+        self.assertEqual(0, schemas._query_passes.cache_info().currsize)
 
 
 class TestRequired(ParseHelpers):
@@ -513,6 +519,10 @@ class TestNames(ParseHelpers):
 class TestProviderFilters(testtools.TestCase):
 
     def parse(self, pairs, version=LATEST):
+        """What the handler does with a query: check it, then parse it."""
+        schemas.validate_query(
+            dict(pairs), rp_schema.list_query(microversion.Version(*version)),
+            keep_order=True)
         return rg.parse_provider_filters(pairs, version)
 
     def assert_400(self, pairs, version, text):
@@ -596,6 +606,7 @@ class TestParserFuzz(testtools.TestCase):
                          (1, 33), (1, 35), (1, 36), (1, 39)]))
     def test_only_bad_request(self, pairs, version):
         try:
+            ac_schema.check_query(pairs, version)
             request = rg.parse_candidate_request(pairs, version)
         except errors.BadRequest as exc:
             self.assertEqual(400, exc.status)
@@ -617,6 +628,10 @@ class TestParserFuzz(testtools.TestCase):
                          (1, 24), (1, 32), (1, 39)]))
     def test_provider_filters_only_bad_request(self, pairs, version):
         try:
+            schemas.validate_query(
+                dict(pairs),
+                rp_schema.list_query(microversion.Version(*version)),
+                keep_order=True)
             rg.parse_provider_filters(pairs, version)
         except errors.BadRequest as exc:
             self.assertEqual(400, exc.status)
