@@ -63,8 +63,7 @@ class Provider:
     def room(self, rc):
         """Capacity left for ``rc`` as Placement compares one group's
         amount with it: not truncated, unlike ``providers.capacity``."""
-        inv = self.inventories[rc]
-        return (inv['total'] - inv['reserved']) * inv['allocation_ratio'] \
+        return providers.exact_capacity(self.inventories[rc]) \
             - self.used(rc)
 
     def fits_one_request(self, rc, amount):

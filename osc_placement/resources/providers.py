@@ -28,10 +28,16 @@ MAX_ATTEMPTS = 4
 
 
 def capacity(inventory):
-    """What can be allocated in all: (total - reserved) * ratio, truncated
-    as Placement truncates it."""
-    return int((inventory['total'] - inventory['reserved'])
-               * inventory['allocation_ratio'])
+    """What can be allocated in all, truncated as Placement truncates it
+    in usages and summed amounts."""
+    return int(exact_capacity(inventory))
+
+
+def exact_capacity(inventory):
+    """(total - reserved) * ratio, unrounded, as Placement compares one
+    request group's amount with it."""
+    return ((inventory['total'] - inventory['reserved'])
+            * inventory['allocation_ratio'])
 
 
 # The unit limits of an inventory: each one's name and its test of one

@@ -137,8 +137,7 @@ def _fits(inventory, usage, i):
     return sa.and_(
         inventory.c.resource_class_id
         == sa.bindparam('class_%d' % i, type_=sa.Integer),
-        (inventory.c.total - inventory.c.reserved)
-        * inventory.c.allocation_ratio
+        inv_obj.capacity(inventory.c)
         >= sa.func.coalesce(usage.c.used, 0)
         + sa.bindparam('amount_%d' % i, type_=sa.BigInteger))
 
@@ -581,11 +580,11 @@ def _read_pipelined(conn, texts):
 
 def _read_every_tree_pipelined(conn):
     """{tag: rows} of the four parts over every provider, and the
-    structure version read before them, in one round trip."""
+    structure stamp read before them, in one round trip."""
     texts = (_kept_texts(conn.dialect)[0],) + _every_tree_statements(
         conn.dialect)
-    version, *parts = _read_pipelined(conn, texts)
-    return _version_of(version), dict(zip(_SLOTS, parts))
+    stamp, *parts = _read_pipelined(conn, texts)
+    return _stamp_of(stamp), dict(zip(_SLOTS, parts))
 
 
 # --------------------------------------------------------------------------
@@ -750,23 +749,23 @@ def _load_trees(conn, dialect, root_ids, anchors):
 
 def _load_every_tree(conn, dialect):
     """The Snapshot of every tree: the structure this worker kept from an
-    earlier read with this read's usage if the structure version has not
+    earlier read with this read's usage if the structure stamp has not
     changed since, else a read of everything, kept for the next time."""
     kept = _kept.get(conn.engine)
     if kept is not None:
-        version, usage = _read_version_and_usage(conn)
-        if version == kept.version:
+        stamp, usage = _read_stamp_and_usage(conn)
+        if stamp == kept.stamp:
             return kept.snapshot(usage)
     return _read_every_tree(conn, dialect)
 
 
 def _read_every_tree(conn, dialect):
     if conn.dialect.driver == 'psycopg':
-        version, parts = _read_every_tree_pipelined(conn)
+        stamp, parts = _read_every_tree_pipelined(conn)
     else:
         # Read first: a structure changed after it is re-read next time,
-        # never kept under a version it does not belong to.
-        version = structure.read_stamp(conn)
+        # never kept under a stamp it does not belong to.
+        stamp = structure.read_stamp(conn)
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
@@ -774,8 +773,8 @@ def _read_every_tree(conn, dialect):
     # Every provider is loaded, so every sharing provider's peers are.
     snap = _snapshot(parts, uuid_of, _inventories_of(fields),
                      candidate_search.compute_anchors)
-    if version is not None:
-        _kept[conn.engine] = _KeptStructure(version, snap, fields)
+    if stamp is not None:
+        _kept[conn.engine] = _KeptStructure(stamp, snap, fields)
     return snap
 
 
@@ -792,11 +791,11 @@ _USAGE_KEY = (_USAGE.c.resource_provider_id
               * sa.literal(_KEY_SHIFT, sa.BigInteger)
               + _USAGE.c.resource_class_id)
 _USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
-# On PostgreSQL the version and the usage come as one row: the version
+# On PostgreSQL the stamp and the usage come as one row: the stamp
 # and two arrays, keys and amounts. The driver converts an array of
 # integers in C: a third of the time it took for the same numbers as
 # 3,000 rows.
-_VERSION_AND_USAGE = sa.select(
+_STAMP_AND_USAGE = sa.select(
     structure.READ_STAMP.scalar_subquery(),
     sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used))
 _KEPT_TEXTS = {}
@@ -812,33 +811,33 @@ def _text_of(query, dialect):
 
 
 def _kept_texts(dialect):
-    """The texts of the structure version's read, and of the version's
+    """The texts of the structure stamp's read, and of the stamp's
     and the usage's together (PostgreSQL)."""
     texts = _KEPT_TEXTS.get(dialect.name)
     if texts is None:
         texts = _KEPT_TEXTS[dialect.name] = (
             _text_of(structure.READ_STAMP, dialect),
-            _text_of(_VERSION_AND_USAGE, dialect))
+            _text_of(_STAMP_AND_USAGE, dialect))
     return texts
 
 
-def _version_of(rows):
+def _stamp_of(rows):
     return rows[0][0] if rows else None
 
 
-def _read_version_and_usage(conn):
-    """The structure version, then every (usage key, used)."""
+def _read_stamp_and_usage(conn):
+    """The structure stamp, then every (usage key, used)."""
     if conn.dialect.driver == 'psycopg':
-        [[(version, keys, used)]] = _read_pipelined(
+        [[(stamp, keys, used)]] = _read_pipelined(
             conn, _kept_texts(conn.dialect)[1:])
-        return version, zip(keys or (), used or ())
-    version = structure.read_stamp(conn)
-    return version, _driver_rows(conn.execute(_USAGE_READ))
+        return stamp, zip(keys or (), used or ())
+    stamp = structure.read_stamp(conn)
+    return stamp, _driver_rows(conn.execute(_USAGE_READ))
 
 
 class _KeptStructure:
     """What a read of every tree found besides usage, under one structure
-    version: the snapshot's providers, traits, aggregates and anchors,
+    stamp: the snapshot's providers, traits, aggregates and anchors,
     and each inventory's own fields (see _inventory_fields), from which a
     later read's inventories are built with that read's usage.
 
@@ -848,8 +847,8 @@ class _KeptStructure:
     last one answered and rebuilds only the providers whose usage changed
     since: from claim to claim, a few of a thousand."""
 
-    def __init__(self, version, snap, fields):
-        self.version = version
+    def __init__(self, stamp, snap, fields):
+        self.stamp = stamp
         self.snap = snap
         # usage key -> (provider uuid, class name, fields)
         self.entries = {key: (uuid, name, own)

@@ -45,6 +45,7 @@ import dataclasses
 import itertools
 import random
 
+from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import request_groups
 
 SHARING_TRAIT = request_groups.MISC_SHARES_VIA_AGGREGATE
@@ -95,7 +96,8 @@ class Inventory:
         self.allocation_ratio = allocation_ratio
         self.used = used
         # Compared as a float product, as upstream's SQL does.
-        self.capacity = capacity = (total - reserved) * allocation_ratio
+        self.capacity = capacity = inv_obj.capacity_of(
+            total, reserved, allocation_ratio)
         # Truncated to int in summaries and in the summed-amount check.
         self.summary_capacity = whole = int(capacity)
         # Clamped to [0, max_unit] with comparisons: max() and min() cost

@@ -40,8 +40,15 @@ def capacity(inventory):
     it: ``(total - reserved) * allocation_ratio``. ``inventory`` is a
     record or row, or a table's columns (``inventories.c``, or an alias's)
     for the same rule as an SQL expression."""
-    return ((inventory['total'] - inventory['reserved'])
-            * inventory['allocation_ratio'])
+    return capacity_of(inventory['total'], inventory['reserved'],
+                       inventory['allocation_ratio'])
+
+
+def capacity_of(total, reserved, allocation_ratio):
+    """The capacity rule itself, for callers holding the three values
+    (the candidate search builds one per inventory it loads); plain
+    numbers or SQL expressions alike."""
+    return (total - reserved) * allocation_ratio
 
 
 def require_capacity(records, provider_uuid, version, action):
