@@ -3,7 +3,7 @@
 # N skipped". Exits non-zero if anything failed.
 #
 #   tools/run-tests.sh                 all suites, every reachable database
-#   tools/run-tests.sh unit            one suite: unit | server | functional | lint
+#   tools/run-tests.sh unit            one suite: unit | server | functional | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -100,13 +100,30 @@ run_lint() {
     fi
 }
 
-suites=${*:-lint unit server functional}
+# The documentation and release notes build without a warning: a broken
+# heading or a dangling reference fails the run like a failing test.
+run_docs() {
+    echo "=== docs (sphinx -W)"
+    local out
+    out=$(mktemp -d)
+    if sphinx-build -W --keep-going -q -b html doc/source "$out/doc" \
+        && sphinx-build -W --keep-going -q -b html releasenotes/source \
+            "$out/releasenotes"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+    rm -rf "$out"
+}
+
+suites=${*:-lint docs unit server functional}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
+        docs) run_docs ;;
         unit) run_suite unit ./tests/unit ;;
         server|functional) run_on_databases "$suite" ;;
-        *) echo "unknown suite $suite (unit, server, functional, lint)"; exit 2 ;;
+        *) echo "unknown suite $suite (unit, server, functional, lint, docs)"; exit 2 ;;
     esac
 done
 
