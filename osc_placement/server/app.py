@@ -320,8 +320,7 @@ def _global_request_id(environ):
     if inbound and _GLOBAL_ID_FORMAT.match(inbound):
         environ[request_id_mod.GLOBAL_REQ_ID] = inbound
         return inbound
-    if inbound:
-        LOG.debug('Ignoring the invalid global request id %r', inbound)
+    # As oslo.middleware, an invalid one is dropped without a word.
     return None
 
 
