@@ -203,9 +203,10 @@ class TestPolicyEntryPoints(testtools.TestCase):
                         'placement', '--policy', policy)
         self.assertIn('placement:resource_providers:list', out.stdout)
         # The enforcer entry point: the effective policy, file over code.
+        conf_dir = os.path.dirname(self._conf(policy))
         out = self._run('oslopolicy-policy-generator', '--namespace',
-                        'placement', env={'OS_PLACEMENT_CONFIG_DIR': os.path.dirname(
-                            self._conf(policy))})
+                        'placement',
+                        env={'OS_PLACEMENT_CONFIG_DIR': conf_dir})
         self.assertIn('"placement:resource_providers:list": "role:admin"',
                       out.stdout)
         self.assertIn('"placement:traits:list"', out.stdout)
