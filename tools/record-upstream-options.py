@@ -12,11 +12,14 @@ import sys
 
 from oslo_config import cfg
 from placement import conf
+from placement import wsgi
 
 
 def main():
     config = cfg.ConfigOpts()
     conf.register_opts(config)
+    # Every upstream command and the WSGI module set these before parsing.
+    wsgi._set_middleware_defaults()
     options = []
     for group, opts in [(None, config._opts)] + [
             (name, g._opts) for name, g in config._groups.items()]:

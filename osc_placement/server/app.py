@@ -36,15 +36,6 @@ _UNAUTHORIZED_BODY = orjson.dumps({
                'required.<br /><br />\n\n\n',
     'code': '401 Unauthorized', 'title': 'Unauthorized'})
 _UNAUTHENTICATED_PATHS = ('/', '')
-CORS_DEFAULTS = {
-    'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
-                      'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
-                      'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
-    'expose_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
-                       'X-Subject-Token', 'X-Service-Token',
-                       'OpenStack-API-Version'],
-    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
-}
 
 
 # Responses from this size on free what they were built from after they
@@ -380,7 +371,6 @@ def keystone_middleware(app, conf):
 def _cors(app, conf):
     if not conf.cors.allowed_origin:
         return app
-    cors_middleware.set_defaults(**CORS_DEFAULTS)
     return cors_middleware.CORS(app, conf)
 
 

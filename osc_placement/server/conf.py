@@ -137,6 +137,17 @@ SERVER_OPTS = [
                 help='Allow noauth2 on an address other than loopback.'),
 ]
 
+# Upstream's CORS defaults (placement.wsgi._set_middleware_defaults).
+CORS_DEFAULTS = {
+    'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                      'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
+                      'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
+    'expose_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                       'X-Subject-Token', 'X-Service-Token',
+                       'OpenStack-API-Version'],
+    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
+}
+
 OWN_GROUPS = (
     ('DEFAULT', DEFAULT_OPTS),
     ('api', API_OPTS),
@@ -152,7 +163,9 @@ def register_opts(conf):
         conf.register_opts(opts, group=None if group == 'DEFAULT' else group)
     log.register_options(conf)
     policy_opts.set_defaults(conf)
-    # oslo.middleware shares its option lists rather than registering.
+    # oslo.middleware shares its option lists rather than registering;
+    # upstream sets the CORS defaults before it parses.
+    cors.set_defaults(**CORS_DEFAULTS)
     conf.register_opts(cors.CORS_OPTS, group='cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, group='oslo_middleware')
     # keystonemiddleware registers exactly these on the ConfigOpts it is
