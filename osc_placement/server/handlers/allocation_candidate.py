@@ -1,7 +1,5 @@
 """GET /allocation_candidates (1.10)."""
 
-import logging
-
 from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
@@ -10,8 +8,6 @@ from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import request_groups
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import trait as trait_obj
-
-LOG = logging.getLogger(__name__)
 
 
 def list_candidates(req):
@@ -25,11 +21,6 @@ def list_candidates(req):
         body = candidate_api.answer_in_windows(
             request, _reader(conn, request),
             search_options(req.app.conf.placement), held)
-    if not body['allocation_requests']:
-        # Which step removed what is the explain command's answer
-        # (``openstack allocation candidate explain``); the log names the
-        # query to run it with.
-        LOG.debug('No allocation candidates for %s', req.query_string)
     resp = http_api.Response(200, body)
     resp.held = held
     return http_api.cached(req, resp, tables.utcnow())
