@@ -7,8 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import fixtures
+import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 import testtools
@@ -137,6 +139,34 @@ class TestFileSemantics(testtools.TestCase):
         self.assertEqual(2, eng.pool._max_overflow)
         self.assertEqual(4, eng.pool._timeout)
         self.assertEqual('3', eng.url.query['connect_timeout'])
+
+
+class TestDatabaseAtStart(testtools.TestCase):
+    """[placement_database] max_retries and retry_interval: a service
+    waits for a database still coming up (oslo.db's behaviour)."""
+
+    def _wait(self, url, **options):
+        from osc_placement.server.db import engine
+        conf = conf_mod.make_conf(url)
+        for name, value in options.items():
+            conf.set_override(name, value, 'placement_database')
+        eng = engine.create_engine(url, conf.placement_database)
+        self.addCleanup(eng.dispose)
+        started = time.monotonic()
+        self.assertRaises(sa.exc.OperationalError, engine.wait_for_database,
+                          eng, conf.placement_database)
+        return time.monotonic() - started
+
+    def test_unreachable_server_is_retried(self):
+        # Nothing listens on port 1: refused at once, each attempt.
+        elapsed = self._wait('postgresql+psycopg://u@127.0.0.1:1/db',
+                             max_retries=2, retry_interval=1)
+        self.assertGreaterEqual(elapsed, 2)
+
+    def test_sqlite_file_that_cannot_open_fails_at_once(self):
+        elapsed = self._wait('sqlite:////nonexistent/dir/p.db',
+                             max_retries=5, retry_interval=10)
+        self.assertLess(elapsed, 5)
 
 
 class TestLibraryOptionsAsRegistered(testtools.TestCase):

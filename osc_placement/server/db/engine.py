@@ -152,6 +152,9 @@ def wait_for_database(engine, db_conf):
     retry_interval say (oslo.db's start-up behaviour): a service started
     with its database still coming up waits for it."""
     attempts = db_conf.max_retries if db_conf else 0
+    if engine.dialect.name == 'sqlite':
+        # A file that cannot be opened will not open later: fail at once.
+        attempts = 0
     while True:
         try:
             engine.connect().close()
