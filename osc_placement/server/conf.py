@@ -179,6 +179,14 @@ def list_opts():
     return [(group, list(opts)) for group, opts in OWN_GROUPS]
 
 
+def set_lib_defaults():
+    """The ``oslo.config.opts.defaults`` entry point: the libraries'
+    defaults this server changes, for the sample file generator (as
+    upstream's, for oslo.policy; and the CORS defaults)."""
+    policy_opts.set_defaults(cfg.CONF, 'policy.yaml')
+    cors.set_defaults(**CORS_DEFAULTS)
+
+
 def new_conf():
     conf = cfg.ConfigOpts()
     register_opts(conf)

@@ -60,6 +60,15 @@ class TestUpstreamOptions(testtools.TestCase):
             self.assertEqual(option['default'], ours,
                              '[%s] %s' % (group, name))
 
+    def test_sample_config_carries_the_library_defaults_changed(self):
+        # The oslo.config.opts.defaults entry point, as upstream's.
+        out = subprocess.run(
+            [os.path.join(BIN, 'oslo-config-generator'), '--namespace',
+             'placement.conf', '--namespace', 'oslo.middleware.cors'],
+            capture_output=True, text=True, check=True)
+        self.assertIn('#allow_methods = GET,PUT,POST,DELETE,PATCH',
+                      out.stdout)
+
     def test_sample_config_generates(self):
         out = subprocess.run(
             [os.path.join(BIN, 'oslo-config-generator'), '--namespace',
