@@ -11,8 +11,10 @@ import re
 import uuid
 
 import orjson
+from oslo_context import context
 from oslo_middleware import cors as cors_middleware
 from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id as request_id_mod
 
 from osc_placement.server import errors
 from osc_placement.server import http_api
@@ -34,15 +36,6 @@ _UNAUTHORIZED_BODY = orjson.dumps({
                'required.<br /><br />\n\n\n',
     'code': '401 Unauthorized', 'title': 'Unauthorized'})
 _UNAUTHENTICATED_PATHS = ('/', '')
-CORS_DEFAULTS = {
-    'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
-                      'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
-                      'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
-    'expose_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
-                       'X-Subject-Token', 'X-Service-Token',
-                       'OpenStack-API-Version'],
-    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
-}
 
 
 # Responses from this size on free what they were built from after they
@@ -138,6 +131,14 @@ def _context_from(environ):
     return policy.Context(user, project, roles, scope)
 
 
+def _identify_in_logs(environ, caller):
+    """Put the caller's user and project in the request's log lines."""
+    log_context = environ.get(LOG_CONTEXT)
+    if log_context is not None and caller is not None:
+        log_context.user_id = caller.user_id
+        log_context.project_id = caller.project_id
+
+
 class PlacementApp:
     """Context, fault wrapper, microversion and routing in one callable,
     so the common path is a few function calls."""
@@ -159,6 +160,7 @@ class PlacementApp:
         if req.context is None and environ.get('PATH_INFO') not in (
                 _UNAUTHENTICATED_PATHS):
             return _unauthorized(environ, start_response)
+        _identify_in_logs(environ, req.context)
         try:
             resp = self._dispatch(req)
         except errors.PlacementError as err:
@@ -260,29 +262,68 @@ def json_bytes(body):
 
 
 def request_id_middleware(app):
-    """Give every request and response an ``x-openstack-request-id`` and
-    default a missing or ``*/*`` Accept to JSON."""
+    """Give every request and response an ``x-openstack-request-id``, keep
+    a valid inbound global request id, make both the thread's logging
+    context for the request, and default a missing or ``*/*`` Accept to
+    JSON."""
     def middleware(environ, start_response):
-        request_id = environ.get('openstack.request_id')
+        request_id = environ.get(request_id_mod.ENV_REQUEST_ID)
         if request_id is None:
             request_id = 'req-%s' % uuid.uuid4()
-            environ['openstack.request_id'] = request_id
+            environ[request_id_mod.ENV_REQUEST_ID] = request_id
+        global_request_id = _global_request_id(environ)
         if environ.get('HTTP_ACCEPT', '*/*') == '*/*':
             environ['HTTP_ACCEPT'] = 'application/json'
+        # Constructing it stores it as the thread's current context, where
+        # oslo.log's formatter finds the ids for every line logged while
+        # this request is served.
+        log_context = context.RequestContext(
+            request_id=request_id, global_request_id=global_request_id)
+        environ[LOG_CONTEXT] = log_context
 
         def start(status, headers, exc_info=None):
             if not any(k.lower() == 'x-openstack-request-id'
                        for k, _ in headers):
                 headers.append(('x-openstack-request-id', request_id))
-            if LOG.isEnabledFor(logging.INFO):
-                _log_request(environ, status, headers)
+            _log_request(environ, status, headers)
             return start_response(status, headers, exc_info)
-        return app(environ, start)
+        try:
+            return app(environ, start)
+        finally:
+            # A line the thread logs between requests must not carry them.
+            clear_log_context()
     return middleware
 
 
+# The environ key holding the request's oslo.context (the logging one).
+LOG_CONTEXT = 'osc_placement.log_context'
+
+
+def clear_log_context():
+    # oslo.context has no public way to unset the thread's context.
+    context._request_store.context = None
+
+
+def _global_request_id(environ):
+    """The inbound ``X-OpenStack-Request-ID`` when it has the form
+    ``req-<uuid>`` (oslo.middleware's check, as upstream), else None."""
+    inbound = environ.get(_GLOBAL_HEADER_ENVIRON)
+    if inbound and _GLOBAL_ID_FORMAT.match(inbound):
+        environ[request_id_mod.GLOBAL_REQ_ID] = inbound
+        return inbound
+    # As oslo.middleware, an invalid one is dropped without a word.
+    return None
+
+
+_GLOBAL_HEADER_ENVIRON = 'HTTP_' + request_id_mod.INBOUND_HEADER.upper(
+    ).replace('-', '_')
+_GLOBAL_ID_FORMAT = re.compile(request_id_mod.ID_FORMAT)
+
+
 def _log_request(environ, status, headers):
-    """Upstream's one line per request."""
+    """Upstream's one INFO line per request."""
+    if not LOG.isEnabledFor(logging.INFO):
+        return
     found = {k.lower(): v for k, v in headers}
     uri = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
     if environ.get('QUERY_STRING'):
@@ -330,7 +371,6 @@ def keystone_middleware(app, conf):
 def _cors(app, conf):
     if not conf.cors.allowed_origin:
         return app
-    cors_middleware.set_defaults(**CORS_DEFAULTS)
     return cors_middleware.CORS(app, conf)
 
 
@@ -340,6 +380,7 @@ def init_database(conf):
     if not db_conf.connection:
         raise ValueError('[placement_database] connection is required')
     engine = db_engine.create_engine(db_conf.connection, db_conf)
+    db_engine.wait_for_database(engine, db_conf)
     if db_conf.sync_on_startup:
         migration.upgrade(engine)
     db = db_engine.Database(

@@ -1,24 +1,32 @@
 """The ``placement-server`` command: serve (default), db sync, db version.
 
-Also run as ``python -m osc_placement.server``. With no arguments it serves
-on 127.0.0.1:8778 with noauth2 and SQLite in the user's data directory,
-creating or upgrading the schema first. A ``placement.conf`` (upstream
-format) given with ``--config-file`` or found in ``OS_PLACEMENT_CONFIG_DIR``
-or oslo.config's default locations is honoured; options override it.
+Also run as ``python -m osc_placement.server``. A ``placement.conf``
+(upstream format) given with ``--config-file`` or ``--config-dir``, found
+in ``$OS_PLACEMENT_CONFIG_DIR`` or in oslo.config's default locations
+(``~/.placement``, ``~/``, ``/etc/placement``, ``/etc``) means what it
+means to upstream: keystone auth unless it says otherwise, a required
+``[placement_database] connection``, no schema upgrade at start unless
+``sync_on_startup``. With no file at all this is the quickstart: noauth2 on
+127.0.0.1:8778 and SQLite in the user's data directory, the schema
+upgraded first; it says so when it starts. Options override either.
 """
 
 import argparse
 import ipaddress
+import logging
 import os
 import sys
 
+from oslo_config import cfg
 import platformdirs
 
 from osc_placement.server import conf as conf_mod
 from osc_placement.server import http_server
+from osc_placement.server import manage
 
 APP_NAME = 'osc-placement'
 EXIT_USAGE = 2
+LOG = logging.getLogger(__name__)
 
 
 def default_connection():
@@ -34,6 +42,9 @@ def _parser():
         description='Embedded OpenStack Placement API server.')
     parser.add_argument('--config-file', action='append', default=[],
                         help='placement.conf to read (repeatable).')
+    parser.add_argument('--config-dir', action='append', default=[],
+                        help='Directory of *.conf files to read '
+                             '(repeatable), as oslo.config reads them.')
     parser.add_argument('--host', help='Address to listen on '
                         '(default 127.0.0.1; [server] host).')
     parser.add_argument('--port', type=int,
@@ -48,55 +59,67 @@ def _parser():
     parser.add_argument('--database-connection', '--db-url',
                         dest='connection',
                         help='SQLAlchemy URL ([placement_database] '
-                             'connection); default: SQLite in the user '
-                             'data directory.')
+                             'connection); quickstart default: SQLite in '
+                             'the user data directory.')
     parser.add_argument('--auth-strategy', choices=('noauth2', 'keystone'),
-                        help='[api] auth_strategy (default noauth2 for this '
-                             'command).')
+                        help='[api] auth_strategy (quickstart default '
+                             'noauth2; keystone with a config file).')
     parser.add_argument('--insecure-noauth', action='store_true',
                         help='Allow noauth2 on a non-loopback address.')
+    parser.add_argument('--debug', action='store_true',
+                        help='[DEFAULT] debug: log at DEBUG.')
+    # Kept so existing scripts still start: every request is now logged
+    # at INFO, as upstream logs it.
     parser.add_argument('--access-log', action='store_true',
-                        help='Log every request to stderr.')
+                        help=argparse.SUPPRESS)
     parser.add_argument('command', nargs='*', default=['serve'],
                         help='serve (default), "db sync" or "db version".')
     return parser
 
 
 def _config_files(args):
+    """The files to read, or [] for the quickstart."""
     if args.config_file:
         return args.config_file
-    config_dir = os.environ.get('OS_PLACEMENT_CONFIG_DIR')
+    config_dir = os.environ.get(conf_mod.CONFIG_DIR_ENV, '').strip()
     if config_dir:
-        path = os.path.join(config_dir, 'placement.conf')
+        path = os.path.join(config_dir, conf_mod.CONFIG_FILE)
         if os.path.exists(path):
             return [path]
-    return None
+    return cfg.find_config_files(project='placement')
+
+
+def is_quickstart(args):
+    """No configuration file anywhere: the zero-configuration server."""
+    return not _config_files(args) and not args.config_dir
 
 
 def build_conf(args):
     """ConfigOpts from files, then command-line overrides."""
     conf = conf_mod.new_conf()
-    # This command is the embedded server: noauth2 on loopback and schema
-    # upgrades at start unless the config file says otherwise.
-    conf.set_default('auth_strategy', 'noauth2', group='api')
-    conf.set_default('sync_on_startup', True, group='placement_database')
-    conf([], project='placement', default_config_files=_config_files(args))
+    if is_quickstart(args):
+        conf.set_default('auth_strategy', 'noauth2', group='api')
+        conf.set_default('sync_on_startup', True, group='placement_database')
+        if not args.connection:
+            conf.set_default('connection', default_connection(),
+                             group='placement_database')
     overrides = (('host', args.host, 'server'), ('port', args.port, 'server'),
                  ('workers', args.workers, 'server'),
                  ('threads', args.threads, 'server'),
                  ('http_server', args.http_server, 'server'),
                  ('connection', args.connection, 'placement_database'),
-                 ('auth_strategy', args.auth_strategy, 'api'))
+                 ('auth_strategy', args.auth_strategy, 'api'),
+                 ('debug', args.debug or None, None),
+                 ('insecure_noauth_on_public_address',
+                  args.insecure_noauth or None, 'server'))
+    # Set before parsing: the parse checks the required connection.
     for name, value, group in overrides:
         if value is not None:
             conf.set_override(name, value, group)
-    if args.insecure_noauth:
-        conf.set_override('insecure_noauth_on_public_address', True,
-                          'server')
-    if not conf.placement_database.connection:
-        conf.set_override('connection', default_connection(),
-                          'placement_database')
-    return conf
+    oslo_args = []
+    for config_dir in args.config_dir:
+        oslo_args += ['--config-dir', config_dir]
+    return conf_mod.load(oslo_args, _config_files(args), conf)
 
 
 def is_loopback(host):
@@ -119,50 +142,35 @@ def check_auth_exposure(conf):
     return None
 
 
-def _engine(conf):
-    from osc_placement.server.db import engine
-    return engine.create_engine(conf.placement_database.connection,
-                                conf.placement_database)
+def announce_quickstart(conf):
+    LOG.warning(
+        'No placement.conf found: serving the quickstart configuration, '
+        'noauth2 (tokens are not checked) on %s:%d with the database %s, '
+        'its schema upgraded first. Give --config-file or set %s for a '
+        'deployment.', conf.server.host, conf.server.port,
+        conf.placement_database.connection, conf_mod.CONFIG_DIR_ENV)
 
 
-def db_sync(conf):
-    from osc_placement.server.db import engine as db_engine
-    from osc_placement.server.db import migration
-    from osc_placement.server.db import sync
-    engine = _engine(conf)
-    try:
-        migration.upgrade(engine)
-        sync.sync_standards(db_engine.Database(engine))
-    finally:
-        engine.dispose()
-    return 0
-
-
-def db_version(conf):
-    from osc_placement.server.db import migration
-    engine = _engine(conf)
-    try:
-        print(migration.current_version(engine))
-    finally:
-        engine.dispose()
-    return 0
-
-
-def serve(conf, access_log=False):
+def serve(conf, quickstart=False):
     problem = check_auth_exposure(conf)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
+    conf_mod.setup_logging(conf)
+    if quickstart:
+        announce_quickstart(conf)
+    if conf.log_options:
+        conf.log_opt_values(LOG, logging.DEBUG)
     if conf.placement_database.sync_on_startup:
-        db_sync(conf)
+        manage.db_sync(conf)
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
-    http_server.serve(conf, access_log)
+    http_server.serve(conf)
     return 0
 
 
-COMMANDS = {('serve',): serve, ('db', 'sync'): db_sync,
-            ('db', 'version'): db_version}
+COMMANDS = {('serve',): serve, ('db', 'sync'): manage.db_sync,
+            ('db', 'version'): manage.db_version}
 
 
 def main(argv=None):
@@ -171,7 +179,11 @@ def main(argv=None):
     command = COMMANDS.get(tuple(args.command))
     if command is None:
         parser.error('unknown command: %s' % ' '.join(args.command))
-    conf = build_conf(args)
+    try:
+        conf = build_conf(args)
+    except cfg.Error as exc:
+        # A missing connection, an unreadable file, a bad value.
+        parser.exit(EXIT_USAGE, 'placement-server: %s\n' % exc)
     if command is serve:
-        return serve(conf, args.access_log)
+        return serve(conf, is_quickstart(args))
     return command(conf)

@@ -29,22 +29,22 @@ GRACEFUL_SECONDS = 10
 PARENT_CHECK_SECONDS = 1.0
 
 
-def serve(conf, access_log=False):
+def serve(conf):
     """Serve until stopped (SIGINT or SIGTERM); ``[server] http_server``
     picks the server."""
     if conf.server.http_server == GUNICORN:
-        _serve_gunicorn(conf, access_log)
+        _serve_gunicorn(conf)
     else:
-        _serve_granian(conf, access_log)
+        _serve_granian(conf)
 
 
-def worker_app(conf, access_log):
+def worker_app(conf):
     """The WSGI application of one worker process, built after the fork:
-    its own engine and connection pool."""
-    logging.basicConfig(
-        level=logging.INFO if access_log else logging.WARNING,
-        format='%(asctime)s %(process)d %(levelname)s %(name)s %(message)s')
+    its own engine and connection pool, and oslo.log set up again (a
+    spawned worker does not inherit the master's handlers)."""
     from osc_placement.server import app
+    from osc_placement.server import conf as conf_mod
+    conf_mod.setup_logging(conf)
     application = app.make_app(conf)
     _tune_gc()
     return application
@@ -71,13 +71,13 @@ def _tune_gc():
 RESTART_AFTER_SECONDS = 10
 
 
-def _serve_granian(conf, access_log):
-    master = _granian(conf, access_log)
+def _serve_granian(conf):
+    master = _granian(conf)
     stop_asked = _note_stop_signals(master)
     started = time.monotonic()
     try:
         master.serve(target_loader=functools.partial(
-            _granian_worker_app, conf, access_log), wrap_loader=False)
+            _granian_worker_app, conf), wrap_loader=False)
     except SystemExit as exc:
         served = time.monotonic() - started
         # Asked to stop (its workers may still be counted as dying on the
@@ -108,7 +108,7 @@ def _note_stop_signals(master):
     return asked
 
 
-def _granian(conf, access_log):
+def _granian(conf):
     """The granian master, not started yet."""
     from granian import Granian
     from granian.constants import Interfaces
@@ -120,10 +120,9 @@ def _granian(conf, access_log):
         address=server.host, port=server.port,
         interface=Interfaces.WSGI,
         workers=server.workers, blocking_threads=server.threads,
-        # The application logs each request itself (--access-log), as it
-        # does under gunicorn.
+        # The application logs each request itself, as under gunicorn.
         log_access=False,
-        log_level='info' if access_log else 'warning',
+        log_level='debug' if conf.debug else 'warning',
         # Workers still busy this long after being told to stop are
         # killed, as gunicorn kills them past its graceful timeout.
         workers_kill_timeout=GRACEFUL_SECONDS,
@@ -136,7 +135,7 @@ def _granian(conf, access_log):
     )
 
 
-def _granian_worker_app(conf, access_log):
+def _granian_worker_app(conf):
     # A forked worker inherits the master's Python signal handlers, which
     # do nothing useful here, until granian installs its own after the
     # application is loaded: a SIGTERM meanwhile (a server stopped while
@@ -145,7 +144,7 @@ def _granian_worker_app(conf, access_log):
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
     _stop_with_parent(os.getppid())
-    return worker_app(conf, access_log)
+    return worker_app(conf)
 
 
 def _stop_with_parent(parent):
@@ -163,7 +162,7 @@ def _stop_with_parent(parent):
                      daemon=True).start()
 
 
-def _serve_gunicorn(conf, access_log):
+def _serve_gunicorn(conf):
     # Imported here: a granian deployment need not have gunicorn.
     from gunicorn.app import base
 
@@ -191,6 +190,6 @@ def _serve_gunicorn(conf, access_log):
 
         def load(self):
             # Runs in each worker after fork.
-            return worker_app(conf, access_log)
+            return worker_app(conf)
 
     PlacementServer().run()

@@ -6,6 +6,7 @@ Legacy defaults are registered as deprecated rules, so with
 
 import time
 
+from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
 from osc_placement.server import errors
@@ -162,13 +163,30 @@ class CachingEnforcer:
             return False
 
 
-def make_enforcer(conf):
+def _enforcer(conf):
     enforcer = oslo_policy.Enforcer(conf)
+    enforcer.register_defaults(list_rules())
+    return enforcer
+
+
+def make_enforcer(conf):
+    enforcer = _enforcer(conf)
     enforcer.suppress_deprecation_warnings = True
     enforcer.suppress_default_change_warnings = True
-    enforcer.register_defaults(list_rules())
     enforcer.load_rules()
     return CachingEnforcer(enforcer)
+
+
+def get_enforcer():
+    """The ``oslo.policy.enforcer`` entry point (namespace placement),
+    which oslopolicy-checker, oslopolicy-policy-upgrade and the sample
+    generator load: the rules in code, and the policy file named by the
+    placement.conf the WSGI module would read (or in its directory)."""
+    from osc_placement.server import conf as conf_mod
+    conf = cfg.ConfigOpts()
+    conf([], project='placement',
+         default_config_files=conf_mod.config_files())
+    return _enforcer(conf)
 
 
 class Context:

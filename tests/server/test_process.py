@@ -126,8 +126,11 @@ class TestServerProcess(testtools.TestCase):
                         OS_PLACEMENT_CONFIG_DIR=self.tmp)
         conf = os.path.join(self.tmp, 'placement.conf')
         with open(conf, 'w') as f:
-            f.write('[placement_database]\nconnection = %s\n'
-                    % _database_url(self.tmp))
+            # A file means upstream's defaults: keystone, no schema
+            # upgrade at start.
+            f.write('[api]\nauth_strategy = noauth2\n'
+                    '[placement_database]\nconnection = %s\n'
+                    'sync_on_startup = true\n' % _database_url(self.tmp))
         self.argv = [sys.executable, '-m', 'osc_placement.server',
                      '--config-file', conf, '--host', '127.0.0.1',
                      '--port', str(self.port)]

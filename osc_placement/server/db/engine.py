@@ -12,6 +12,7 @@ the providers' structure sets a new structure stamp as it commits
 """
 
 import contextlib
+import logging
 import threading
 import time
 
@@ -21,6 +22,7 @@ from sqlalchemy import pool
 
 from osc_placement.server.db import structure
 
+LOG = logging.getLogger(__name__)
 _WRITE = 'placement_write'
 # MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
 _MYSQL_RETRYABLE = (1213, 1205)
@@ -65,24 +67,32 @@ def _mysql_engine(url, conf):
     if 'charset' not in url.query:
         url = url.update_query_dict({'charset': 'utf8mb4'})
     engine = sa.create_engine(url, **_pool_kwargs(conf))
+    sql_mode = conf.mysql_sql_mode if conf else 'TRADITIONAL'
 
     @event.listens_for(engine, 'connect')
     def _on_connect(dbapi_conn, record):
-        cursor = dbapi_conn.cursor()
-        cursor.execute("SET SESSION sql_mode = 'TRADITIONAL'")
-        cursor.close()
+        # As oslo.db does for upstream: an empty mode leaves the server's.
+        if sql_mode:
+            cursor = dbapi_conn.cursor()
+            cursor.execute('SET SESSION sql_mode = %s', (sql_mode,))
+            cursor.close()
 
     return engine
 
 
 def _pool_kwargs(conf):
+    """[placement_database]'s pool options; unset ones keep SQLAlchemy's
+    defaults (5 connections, 10 overflow, 30 s), as under oslo.db."""
     if conf is None:
         return {}
-    return {'pool_size': conf.max_pool_size,
-            'max_overflow': conf.max_overflow,
-            'pool_timeout': conf.pool_timeout,
-            'pool_recycle': conf.connection_recycle_time,
-            'echo': conf.connection_debug >= 50}
+    kwargs = {'pool_recycle': conf.connection_recycle_time,
+              'echo': conf.connection_debug >= 50}
+    for name, value in (('pool_size', conf.max_pool_size),
+                        ('max_overflow', conf.max_overflow),
+                        ('pool_timeout', conf.pool_timeout)):
+        if value is not None:
+            kwargs[name] = value
+    return kwargs
 
 
 # A pooled connection idle longer than this is pinged before use.
@@ -117,7 +127,7 @@ def _ping_idle_connections(engine):
 
 def create_engine(url, db_conf=None):
     """An engine for a URL, tuned for its backend."""
-    url = sa.engine.make_url(url)
+    url = _with_parameters(sa.engine.make_url(url), db_conf)
     if url.get_backend_name() == 'sqlite':
         engine = _sqlite_engine(url, db_conf)
     elif url.get_backend_name() == 'mysql':
@@ -126,6 +136,36 @@ def create_engine(url, db_conf=None):
         engine = _postgresql_engine(url, db_conf)
     _ping_idle_connections(engine)
     return engine
+
+
+def _with_parameters(url, db_conf):
+    """The URL with [placement_database] connection_parameters added to
+    its query, as oslo.db adds them."""
+    extra = db_conf.connection_parameters if db_conf else ''
+    if not extra:
+        return url
+    return url.update_query_string(extra, append=True)
+
+
+def wait_for_database(engine, db_conf):
+    """Connect once, retrying as [placement_database] max_retries and
+    retry_interval say (oslo.db's start-up behaviour): a service started
+    with its database still coming up waits for it."""
+    attempts = db_conf.max_retries if db_conf else 0
+    if engine.dialect.name == 'sqlite':
+        # A file that cannot be opened will not open later: fail at once.
+        attempts = 0
+    while True:
+        try:
+            engine.connect().close()
+            return
+        except sa.exc.OperationalError:
+            if attempts == 0:
+                raise
+            attempts -= 1
+            LOG.warning('The database is not reachable yet; retrying in '
+                        '%d s', db_conf.retry_interval)
+            time.sleep(db_conf.retry_interval)
 
 
 # Statements the driver keeps prepared per connection. psycopg's default,

@@ -1,0 +1,36 @@
+"""Record every option upstream Placement registers, with its default.
+
+Run with the Python of a venv holding openstack-placement (see
+../shared/anchor/README.md), e.g.
+    /tmp/anchor-venv/bin/python tools/record-upstream-options.py \
+        > tests/server/data/upstream-16.0.0-options.json
+tests/server/test_config.py checks ours against the file.
+"""
+
+import json
+import sys
+
+from oslo_config import cfg
+from placement import conf
+from placement import wsgi
+
+
+def main():
+    config = cfg.ConfigOpts()
+    conf.register_opts(config)
+    # Every upstream command and the WSGI module set these before parsing.
+    wsgi._set_middleware_defaults()
+    options = []
+    for group, opts in [(None, config._opts)] + [
+            (name, g._opts) for name, g in config._groups.items()]:
+        for name, info in opts.items():
+            default = info['opt'].default
+            options.append({'group': group or 'DEFAULT', 'name': name,
+                            'default': default})
+    options.sort(key=lambda o: (o['group'], o['name']))
+    json.dump(options, sys.stdout, indent=1, default=str)
+    sys.stdout.write('\n')
+
+
+if __name__ == '__main__':
+    main()
