@@ -7,9 +7,11 @@ the read of every tree, the [placement] options reach the search, and
 what an answer was built from is held until it is sent."""
 
 import ast
+import logging
 import inspect
 import time
 
+import fixtures as fixtures_lib
 import hypothesis
 from hypothesis import strategies as st
 import orjson
@@ -33,9 +35,11 @@ from tests.unit.server import candidate_oracle
 from tests.unit.server import test_candidate_properties as props
 
 
-class TestAnswer(cloud_db.AppTestCase):
-    """``answer`` on a cloud of two hosts with VCPU and one sharing
-    provider with DISK_GB in their aggregate."""
+class _TwoHostsAndADisk(cloud_db.AppTestCase):
+    """A cloud of two hosts with VCPU and one sharing provider with
+    DISK_GB in their aggregate."""
+
+    HOST_TRAITS = frozenset()
 
     def setUp(self):
         super().setUp()
@@ -44,7 +48,7 @@ class TestAnswer(cloud_db.AppTestCase):
         parent = dict.fromkeys(hosts + [disk])
         inventory = {host: {'VCPU': (8, 0, 1, 8, 1, 1.0)} for host in hosts}
         inventory[disk] = {'DISK_GB': (100, 0, 1, 100, 1, 1.0)}
-        traits = {uuid: set() for uuid in parent}
+        traits = {uuid: set(self.HOST_TRAITS) for uuid in hosts}
         traits[disk] = {cs.SHARING_TRAIT}
         aggregates = {uuid: {props.AGGS[0]} for uuid in parent}
         cloud_db.write_cloud(self.db, candidate_oracle.Cloud(
@@ -54,6 +58,10 @@ class TestAnswer(cloud_db.AppTestCase):
         request = rg.parse_candidate_request(pairs, (1, 39))
         with self.db.read() as conn:
             return candidate_api.answer(request, conn, options)
+
+
+class TestAnswer(_TwoHostsAndADisk):
+    """``answer`` itself."""
 
     def test_the_answer(self):
         answer = self.answer([('resources', 'VCPU:1,DISK_GB:10')])
@@ -490,3 +498,44 @@ class TestWideTree(cloud_db.AppTestCase):
         self.assertLess(time.monotonic() - start, 10)
         for request in body['allocation_requests']:
             self.assertEqual(8, len(request['allocations']))
+
+
+class TestWhyEmpty(_TwoHostsAndADisk):
+    """An empty answer says at DEBUG which test of which group left
+    nothing of what was read."""
+
+    HOST_TRAITS = frozenset([props.TRAITS[0]])
+
+    def setUp(self):
+        super().setUp()
+        self.logger = self.useFixture(fixtures_lib.FakeLogger(
+            name=candidate_api.__name__, level=logging.DEBUG))
+
+    def test_no_room(self):
+        # VCPU 8 each: 9 fits nowhere, though both hosts hold VCPU.
+        self.answer([('resources', 'VCPU:9')])
+        self.assertIn("group '': 2 with VCPU inventory, 0 with room for "
+                      "VCPU:9", self.logger.output)
+
+    def test_required_trait_no_host_holds(self):
+        # The read already keeps only trees holding the trait: no host.
+        self.answer([('resources', 'VCPU:1'),
+                     ('required', 'MISC_SHARES_VIA_AGGREGATE')])
+        self.assertIn('the read kept 0 providers in 0 trees',
+                      self.logger.output)
+
+    def test_forbidden_trait_every_host_holds(self):
+        self.answer([('resources', 'VCPU:1'),
+                     ('required', '!' + props.TRAITS[0])])
+        # Both hosts hold it (HOST_TRAITS); the disk does not.
+        self.assertIn('2 with room for VCPU:1, 1 without a forbidden trait',
+                      self.logger.output)
+
+    def test_suffixed_group(self):
+        self.answer([('resources1', 'DISK_GB:500')])
+        self.assertIn("group '1': 1 with DISK_GB inventory, 0 with room "
+                      "for DISK_GB:500", self.logger.output)
+
+    def test_nothing_logged_for_an_answer(self):
+        self.answer([('resources', 'VCPU:1')])
+        self.assertNotIn('No allocation candidates', self.logger.output)

@@ -13,6 +13,7 @@ call it too.
 """
 
 import dataclasses
+import logging
 import math
 
 from osc_placement.server.db import tables
@@ -21,6 +22,8 @@ from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import trait as trait_obj
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -64,9 +67,25 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
         snaps.append(candidate_search.merge_snapshots(snaps))
         result = candidate_search.result_of(snaps[-1], request,
                                             list(found)[:wanted], options)
+    if not result.candidates and LOG.isEnabledFor(logging.DEBUG):
+        LOG.debug(why_empty(snaps[-1], request))
     body = candidate_response.allocation_candidates_body(result, request,
                                                          snaps[-1])
     return Answer(body, [snaps, result], tables.utcnow())
+
+
+def why_empty(snap, request):
+    """The DEBUG line of an empty answer: what the read kept (only trees
+    with room for a requested class, narrowed by member_of and required
+    traits where it can), then what each group's tests keep of it."""
+    roots = {snap.root(uuid) for uuid in snap.providers}
+    parts = ['No allocation candidates: the read kept %d providers in %d '
+             'trees' % (len(snap.providers), len(roots))]
+    kept = candidate_search.what_each_group_keeps(snap, request)
+    for label, counts in kept:
+        parts.append('%s: %s' % (label, ', '.join(
+            '%d %s' % (count, name) for name, count in counts)))
+    return '; '.join(parts)
 
 
 def _reader(conn, request):

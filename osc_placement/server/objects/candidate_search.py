@@ -1196,6 +1196,40 @@ def search(snap, request, options=SearchOptions()):
                                                        candidates))
 
 
+def what_each_group_keeps(snap, request):
+    """For an empty answer's DEBUG line: per group, how many of the
+    providers read pass each of its tests on its own -- holding and
+    having room for each class, then each trait and aggregate filter --
+    so that the test that left nothing stands out. Returns
+    [(group label, [(test, providers passing)])]."""
+    found = []
+    for group in request.groups:
+        search = _GroupSearch(snap, group, _TreeIndex.of(snap))
+        tests = []
+        for rc, amount in sorted(group.resources.items()):
+            tests.append(('with %s inventory' % rc,
+                          lambda u, rc=rc: snap.inventory(u, rc) is not None))
+            tests.append(('with room for %s:%d' % (rc, amount),
+                          lambda u, rc=rc, n=amount:
+                          search.can_take(u, rc, n)))
+        for name, applies, passes in (
+                ('with the required traits', group.required_traits,
+                 search.has_required_traits),
+                ('without a forbidden trait', group.forbidden_traits,
+                 lambda u: not search.has_forbidden_trait(u)),
+                ('in the member_of aggregates', group.member_of,
+                 search.in_member_of),
+                ('outside the forbidden aggregates', group.forbidden_aggs,
+                 lambda u: not search.in_forbidden_agg(u)),
+                ('in the in_tree tree', group.in_tree, search.in_tree)):
+            if applies:
+                tests.append((name, passes))
+        counts = [(name, sum(1 for uuid in snap.providers if passes(uuid)))
+                  for name, passes in tests]
+        found.append(('group %r' % group.suffix, counts))
+    return found
+
+
 def result_of(snap, request, candidates, options=SearchOptions()):
     """The SearchResult for candidates found in several windows of one
     slice, ``snap`` their merged snapshot."""
