@@ -73,8 +73,13 @@ def register_opts(conf):
     conf.register_opts(SERVER_OPTS, group='server')
     conf.register_opts(cors.CORS_OPTS, group='cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, group='oslo_middleware')
-    for group, opts in (policy_opts.list_opts()
-                        + keystone_opts.list_auth_token_opts()):
+    # oslo.policy's own option objects, as the library registers them: a
+    # program sharing the ConfigOpts may change their defaults
+    # (oslo_policy.opts.set_defaults, as upstream's test fixture does), and
+    # copies registered here would then clash with the library's
+    # registration (DuplicateOptError).
+    policy_opts.set_defaults(conf)
+    for group, opts in keystone_opts.list_auth_token_opts():
         conf.register_opts(opts, group=group)
 
 
