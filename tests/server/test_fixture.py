@@ -97,7 +97,8 @@ class ConstructionTest(FixtureTestCase):
     def test_legacy_policy_defaults(self):
         """enforce_new_defaults=False: admin may, a plain user may not."""
         fixture = self.placement()
-        self.assertEqual(200, self.get(fixture, '/resource_providers').status_code)
+        allowed = self.get(fixture, '/resource_providers')
+        self.assertEqual(200, allowed.status_code)
         denied = self.get(fixture, '/resource_providers',
                           {'x-auth-token': 'user:project'})
         self.assertEqual(403, denied.status_code)
@@ -107,8 +108,8 @@ class ConstructionTest(FixtureTestCase):
         self.assertNotEqual(first.endpoint, second.endpoint)
         self.assertTrue(first.endpoint.endswith('/placement'))
         # The prefix is the application's SCRIPT_NAME, as behind a proxy.
-        self.assertEqual(
-            200, requests.get(first.endpoint + '/', headers=LATEST).status_code)
+        root = requests.get(first.endpoint + '/', headers=LATEST)
+        self.assertEqual(200, root.status_code)
 
     def test_without_intercept_configuration_and_database_only(self):
         fixture = self.placement(use_intercept=False)
@@ -298,7 +299,8 @@ class PytestFixtureTest(testtools.TestCase):
                         test_fresh(placement)
                     '''))
             result = subprocess.run(
-                [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                 tmp], capture_output=True, text=True, cwd=tmp)
+                [sys.executable, '-m', 'pytest', '-q',
+                 '-p', 'no:cacheprovider', tmp],
+                capture_output=True, text=True, cwd=tmp)
         self.assertEqual(0, result.returncode, result.stdout + result.stderr)
         self.assertIn('2 passed', result.stdout)
