@@ -88,7 +88,8 @@ setup() {
         # Editable, so the runs see this worktree's server; pbr needs a
         # version in a tag-less clone.
         PBR_VERSION=${PBR_VERSION:-0.0.1} "$work/venv-ours/bin/python" -m \
-            pip install --quiet -e "$top[server]" "$sqlalchemy_pin"
+            pip install --quiet -e "$top[server,test-fixture]" \
+            "$sqlalchemy_pin" > "$work/venv-ours/install-ours.log" 2>&1
         touch "$work/venv-ours/.ours"
     fi
     if "$work/venv-ours/bin/python" -c 'import placement' 2>/dev/null; then
