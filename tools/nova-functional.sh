@@ -12,9 +12,11 @@
 #           is not installed in that venv)
 # both      (default) setup, then upstream, then ours
 #
-# Without filters the selection is $NOVA_SELECTION (default: the report
-# client, the provider-tree tests and a few placement-heavy test_servers
-# classes). Environment: NOVA_FUNCTIONAL_DIR (work directory, default
+# Filters are stestr's (regular expressions, any may match); @FILE reads
+# them from FILE, one a line (tools/nova-functional-full.txt: the
+# placement-heavy selection). Without filters the selection is
+# $NOVA_SELECTION (default: the report client, the provider-tree tests
+# and a few placement-heavy test_servers classes). Environment: NOVA_FUNCTIONAL_DIR (work directory, default
 # .nova-functional in the worktree), NOVA_VERSION (34.0.0),
 # PLACEMENT_VERSION (16.0.0), NOVA_WORKERS (stestr concurrency, default 2),
 # PYTHON (python3).
@@ -105,6 +107,11 @@ run() {  # run upstream|ours FILTER...
     local log=$work/$side.log
     local filters=("$@")
     [ ${#filters[@]} -eq 0 ] && filters=("$selection")
+    if [ "${filters[0]:0:1}" = @ ]; then
+        # @FILE: the filters in FILE, one a line ('#' starts a comment).
+        mapfile -t filters < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
+                                   "${filters[0]:1}")
+    fi
     echo "== $side: stestr run --concurrency $workers ${filters[*]}"
     local start end status=0
     start=$(date +%s)
@@ -132,5 +139,5 @@ case $action in
         run upstream "$@" || rc=1
         run ours "$@" || rc=1
         exit $rc ;;
-    *) sed -n 2,20p "$0"; exit 2 ;;
+    *) sed -n 2,24p "$0"; exit 2 ;;
 esac
