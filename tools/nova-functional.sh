@@ -11,6 +11,8 @@
 # ours      run it with osc_placement.server.fixture (openstack-placement
 #           is not installed in that venv)
 # both      (default) setup, then upstream, then ours
+# together  setup, then upstream and ours at the same time (on a shared
+#           machine the load then falls on both alike)
 #
 # Filters are stestr's (regular expressions, any may match); @FILE reads
 # them from FILE, one a line (tools/nova-functional-full.txt: the
@@ -139,5 +141,16 @@ case $action in
         run upstream "$@" || rc=1
         run ours "$@" || rc=1
         exit $rc ;;
-    *) sed -n 2,24p "$0"; exit 2 ;;
+    together)
+        setup
+        run upstream "$@" > "$work/upstream.summary" &
+        upstream_pid=$!
+        run ours "$@" > "$work/ours.summary" &
+        ours_pid=$!
+        rc=0
+        wait $upstream_pid || rc=1
+        wait $ours_pid || rc=1
+        cat "$work/upstream.summary" "$work/ours.summary"
+        exit $rc ;;
+    *) sed -n 2,26p "$0"; exit 2 ;;
 esac

@@ -159,7 +159,7 @@ def _register_connection_opt(conf):
 def _connection_of(conf):
     try:
         return conf.placement_database.connection
-    except cfg.NoSuchOptError:
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
         return None
 
 
