@@ -127,8 +127,9 @@ class ConstructionTest(FixtureTestCase):
         self.assertEqual([], self.provider_names(fixture))
 
     def test_db_false_needs_a_database(self):
+        # Upstream's error for a configuration without a database.
         fixture = placement_fixture.PlacementFixture(db=False)
-        self.assertRaises(ValueError, fixture.setUp)
+        self.assertRaises(cfg.RequiredOptError, fixture.setUp)
         fixture.cleanUp()
 
 
