@@ -26,6 +26,7 @@ from osc_placement.server import manage
 
 APP_NAME = 'osc-placement'
 EXIT_USAGE = 2
+EXIT_SERVE_FAILED = 1
 LOG = logging.getLogger(__name__)
 
 
@@ -165,7 +166,11 @@ def serve(conf, quickstart=False):
         manage.db_sync(conf)
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
-    http_server.serve(conf)
+    try:
+        http_server.serve(conf)
+    except OSError as exc:  # the address is taken, or not ours to bind
+        LOG.error('%s', exc)
+        return EXIT_SERVE_FAILED
     return 0
 
 

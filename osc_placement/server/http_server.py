@@ -14,6 +14,7 @@ import gc
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -32,6 +33,7 @@ PARENT_CHECK_SECONDS = 1.0
 def serve(conf):
     """Serve until stopped (SIGINT or SIGTERM); ``[server] http_server``
     picks the server."""
+    _require_a_free_address(conf.server.host, conf.server.port)
     if conf.server.http_server == GUNICORN:
         _serve_gunicorn(conf)
     else:
@@ -69,6 +71,45 @@ def _tune_gc():
 # service. One that ends sooner is left to fail: the application cannot
 # load, and starting it again would only loop.
 RESTART_AFTER_SECONDS = 10
+
+
+# How long a taken address is tried again before giving up, as gunicorn
+# tries five times a second apart: the workers of a master that ended
+# (granian's crash-loop restart re-executes this process) may still be
+# closing the socket.
+BIND_ATTEMPTS = 5
+BIND_PAUSE_SECONDS = 1.0
+
+
+def _require_a_free_address(host, port):
+    """OSError if another process keeps listening on the address."""
+    for attempt in range(BIND_ATTEMPTS):
+        problem = address_in_use(host, port)
+        if problem is None:
+            return
+        if attempt < BIND_ATTEMPTS - 1:
+            time.sleep(BIND_PAUSE_SECONDS)
+    raise OSError(problem)
+
+
+def address_in_use(host, port):
+    """The error text if another process listens on ``host``:``port``,
+    else None.
+
+    granian binds its socket with SO_REUSEPORT, and Linux then lets a
+    second server share a port a first one (also granian's) listens on:
+    two servers, maybe on two databases, answering requests in turn, a
+    claim written through one and not found through the other. A plain
+    bind tells: SO_REUSEADDR lets it past connections left in TIME_WAIT,
+    never past a listener."""
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return 'cannot listen on %s:%d: %s' % (host, port, exc.strerror)
+    return None
 
 
 def _serve_granian(conf):

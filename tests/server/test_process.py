@@ -196,6 +196,27 @@ class TestServerProcess(testtools.TestCase):
         error = json.loads(caught.exception.read())['errors'][0]
         self.assertEqual('placement.duplicate_name', error['code'])
 
+    def test_a_second_server_on_a_taken_port_refuses_to_start(self):
+        """granian listens with SO_REUSEPORT, so a second server on the
+        same port (another database, perhaps) used to share it, each
+        answering some requests. It must exit instead, saying why, and
+        leave the first serving."""
+        for server in ('granian', 'gunicorn'):
+            first = self._start()
+            self._call('POST', '/resource_providers', {'name': server})
+            second = subprocess.run(
+                self.argv + ['--http-server', server], env=self.env,
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(1, second.returncode)
+            self.assertIn('cannot listen on 127.0.0.1:%d' % self.port,
+                          second.stdout + second.stderr)
+            self.assertEqual([server], [p['name'] for p in self._call(
+                'GET', '/resource_providers')['resource_providers']])
+            self._call('DELETE', '/resource_providers/%s' % self._call(
+                'GET', '/resource_providers')['resource_providers'][0][
+                    'uuid'])
+            self._stop(first)
+
     def test_stop_while_workers_boot(self):
         """SIGTERM as soon as the first worker answers, the others maybe
         still loading the application: every worker stops, exit 0. (Such
