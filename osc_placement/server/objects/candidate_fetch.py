@@ -365,7 +365,14 @@ def _build_choose(shape):
     if shape.sharing:
         sharing = (sa.select(_RP.c.id.label('id'), _ROOT.label('root'))
                    .where(seeds, _is_sharing(_RP)).cte('sharing'))
-        seeds = sa.and_(seeds, ~_is_sharing(_RP))
+        # The same as ``~_is_sharing(_RP)`` for a seed, but tested
+        # against the sharing seeds already found, with a hash the
+        # database builds once: it tests it first, and the sharing
+        # providers -- created first, the first rows of the root index
+        # -- cost the walk a lookup each instead of three probes of
+        # their room (at 10,000 nodes, 500 of them before the first
+        # host: most of a limit=10 request's time).
+        seeds = sa.and_(seeds, _RP.c.id.not_in(sa.select(sharing.c.id)))
     # A tree served by a sharing provider in the aggregates (or with the
     # traits) but with no provider of its own in them comes through the
     # served part.
@@ -430,25 +437,63 @@ def _sharing_rows(shape, sharing, roots):
     """The anchor rows (upstream's anchors_for_sharing_providers: roots of
     every provider sharing an aggregate with a sharing seed) and the
     sharing seeds' roots. A window needs only the anchors of the trees it
-    may load: its roots, the sharing trees, the in_tree roots."""
-    joined, peer = _served(sharing)
-    peer_root = _root_of(peer)
-    anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
-                         peer_root)
-               .select_from(joined).distinct())
-    if shape.window:
-        # One IN over a union, not an OR of INs: the database then joins
-        # once instead of testing every provider against each list.
-        loaded = sa.union_all(sa.select(roots.c.a),
-                              sa.select(sharing.c.root))
-        wanted = peer_root.in_(loaded)
-        if shape.in_tree:
-            wanted = sa.or_(wanted, _one_of(shape.dialect, peer_root,
-                                            'in_tree_roots', sa.Integer))
-        anchors = anchors.where(wanted)
+    may load: its roots, the in_tree roots and, when it turns out to be
+    the last window (it then loads them), the sharing trees."""
     own_roots = sa.select(_tag(_SHARING_ROOT), sharing.c.root, sa.null(),
                           sa.null())
-    return [anchors, own_roots]
+    if not shape.window:
+        joined, peer = _served(sharing)
+        anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                             _root_of(peer))
+                   .select_from(joined).distinct())
+        return [anchors, own_roots]
+    return [_window_anchors(shape, sharing, roots), own_roots]
+
+
+def _window_anchors(shape, sharing, roots):
+    """The anchor rows of the trees a window may load, found from those
+    trees: their providers, those providers' aggregates, the sharing
+    seeds in them. Found from the sharing seeds instead (every seed's
+    peers, then those in the window), the database read every aggregate
+    link and provider of the cloud for each window: at 10,000 nodes more
+    time than the rest of the statement."""
+    loaded = sa.union_all(
+        sa.select(roots.c.a),
+        sa.select(sharing.c.root).where(_is_last_window(roots)))
+    member = _RP.alias('anchored')
+    link, shared = _RPA.alias('anchored_link'), _RPA.alias('shared_link')
+    member_root = _root_of(member)
+    wanted = _in_few(shape.dialect, member_root, loaded)
+    if shape.in_tree:
+        wanted = sa.or_(wanted, _one_of(shape.dialect, member_root,
+                                        'in_tree_roots', sa.Integer))
+    return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                      member_root)
+            .select_from(
+                member.join(link, link.c.resource_provider_id == member.c.id)
+                .join(shared, shared.c.aggregate_id == link.c.aggregate_id)
+                .join(sharing, sharing.c.id == shared.c.resource_provider_id))
+            .where(wanted).distinct())
+
+
+def _in_few(dialect, column, query):
+    """``column IN (query)``, where the query gives a window's few rows.
+
+    On PostgreSQL as ``= ANY(ARRAY(query))``: the generic plan cannot
+    know how few rows a window's CTEs hold and, taking them for
+    hundreds, joined by hashing every provider and aggregate link of
+    the cloud, where an array the planner takes for a handful of values
+    walks the indexes from them."""
+    if dialect == 'postgresql':
+        return column == sa.any_(sa.func.array(query.scalar_subquery()))
+    return column.in_(query)
+
+
+def _is_last_window(roots):
+    """Every part of the window's roots came short of ``count``: no tree
+    is left after this window (SliceReader._choose's ``whole``)."""
+    return ~sa.exists(sa.select(roots.c.tag).group_by(roots.c.tag).having(
+        sa.func.count() >= sa.bindparam('count', type_=sa.Integer)))
 
 
 def _load_parts(tree=None):
