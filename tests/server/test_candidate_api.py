@@ -8,6 +8,7 @@ what an answer was built from is held until it is sent."""
 
 import ast
 import inspect
+import itertools
 import time
 
 import hypothesis
@@ -140,6 +141,10 @@ class TestTheHandlerIsAFewLines(testtools.TestCase):
         self.assertIn('osc_placement.server.objects.candidate_api', imported)
 
 
+# Both ways of finding a window's anchors (candidate_fetch.FEW_TREES).
+FEW_TREES = st.sampled_from([0, candidate_fetch.FEW_TREES])
+
+
 class TestEndpointMatchesOracle(cloud_db.AppTestCase):
 
     @cloud_db.SETTINGS
@@ -228,7 +233,8 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         one to three trees): the answer must still be ``limit`` of the
         oracle's candidates with whole-tree summaries."""
         version, pairs = data.draw(props.request_pairs(cloud))
-        self._check_limited(cloud, version, pairs, limit, window)
+        self._check_limited(cloud, version, pairs, limit,
+                            (window, data.draw(FEW_TREES)))
 
     @hypothesis.settings(cloud_db.SETTINGS, max_examples=100)
     @hypothesis.given(props.clouds(roots_first=True, member_of=True),
@@ -271,7 +277,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
             self.db, cloud, data)
         if version < (1, 16):
             hypothesis.reject()
-        self._force_windows(window)
+        self._force_windows(window, data.draw(FEW_TREES))
         limit = max(1, len(expected) + spare)
         status, body = cloud_db.get_candidates(
             self.app, version, pairs + [('limit', str(limit))])
@@ -280,9 +286,12 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         self.assertEqual(cloud_db.oracle_keys(expected, version),
                          cloud_db.candidate_keys(body, version))
 
-    def _force_windows(self, window):
+    def _force_windows(self, window, few_trees):
         """Windows of ``window`` trees, however small the cloud and large
-        a share of it: the read policy's thresholds set below it."""
+        a share of it: the read policy's thresholds set below it. The
+        windows find their anchors from their trees, or from the sharing
+        providers (``few_trees`` 0), as windows of more trees do."""
+        self.patch(candidate_fetch, 'FEW_TREES', few_trees)
         self.patch(candidate_api, 'first_window', lambda wanted: window)
         self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
         self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
@@ -297,9 +306,11 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         self.assertEqual(cloud_db.oracle_keys(expected, version),
                          cloud_db.candidate_keys(body, version))
         if len(expected) > limit:
-            self._check_limited(cloud, version, pairs, limit, window)
+            self._check_limited(cloud, version, pairs, limit,
+                                (window, data.draw(FEW_TREES)))
 
-    def _check_limited(self, cloud, version, pairs, limit, window):
+    def _check_limited(self, cloud, version, pairs, limit, windows):
+        """``windows``: (trees per window, FEW_TREES)."""
         if version < (1, 16):
             hypothesis.reject()
         request = cloud_db.parsed_or_rejected(pairs, version)
@@ -307,7 +318,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         # Only answers larger than the limit tell windows apart.
         hypothesis.assume(len(expected) > limit)
         cloud_db.write_cloud(self.db, cloud)
-        self._force_windows(window)
+        self._force_windows(*windows)
         status, body = cloud_db.get_candidates(
             self.app, version, pairs + [('limit', str(limit))])
         self.assertEqual(200, status, body)
@@ -372,7 +383,10 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
         self.patch(candidate_api, 'first_window', lambda wanted: 1)
         self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
         self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
-        for resources in ('DISK_GB:10', 'VCPU:1,DISK_GB:10'):
+        for few_trees, resources in itertools.product(
+                (0, candidate_fetch.FEW_TREES),
+                ('DISK_GB:10', 'VCPU:1,DISK_GB:10')):
+            self.patch(candidate_fetch, 'FEW_TREES', few_trees)
             request = rg.parse_candidate_request(
                 [('resources', resources)], (1, 39))
             expected, _ = candidate_oracle.oracle(cloud, request)

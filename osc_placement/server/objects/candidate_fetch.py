@@ -95,7 +95,7 @@ _ROOT = _root_of(_RP)
 
 Shape = collections.namedtuple(
     'Shape', 'dialect classes filters tree_aggregates tree_traits sharing '
-    'window after in_tree')
+    'window after in_tree few')
 Shape.__doc__ = """What the choose statement's text depends on.
 
 classes:         number of requested classes (seeds by capacity)
@@ -107,6 +107,8 @@ sharing:         MISC_SHARES_VIA_AGGREGATE exists, so sharing seeds may
 window:          the first ``count`` roots only (else every root)
 after:           roots after ``after`` only (a later window)
 in_tree:         the request names in_tree roots, read in every window
+few:             the window is of at most FEW_TREES trees (see
+                 _window_anchors)
 """
 
 
@@ -450,16 +452,36 @@ def _sharing_rows(shape, sharing, roots):
     return [_window_anchors(shape, sharing, roots), own_roots]
 
 
+# A window of at most this many trees finds its anchors from its trees
+# (see _window_anchors). A module constant so that tests can send every
+# window down either path.
+FEW_TREES = 128
+
+
 def _window_anchors(shape, sharing, roots):
-    """The anchor rows of the trees a window may load, found from those
-    trees: their providers, those providers' aggregates, the sharing
-    seeds in them. Found from the sharing seeds instead (every seed's
-    peers, then those in the window), the database read every aggregate
-    link and provider of the cloud for each window: at 10,000 nodes more
-    time than the rest of the statement."""
+    """The anchor rows of the trees a window may load.
+
+    A window of few trees finds them from those trees: their providers,
+    those providers' aggregates, the sharing seeds in them. Found from
+    the sharing seeds instead (every seed's peers, then those in the
+    window), the database reads every aggregate link and provider of the
+    cloud: at 10,000 nodes (500 sharing providers, 10,500 links) about
+    4 ms, most of a scheduler's limit=10 window. From the trees, a
+    window costs a few index probes per tree and aggregate link; past
+    some hundreds of trees (the 500 of a limit=1000 request cost 9 ms
+    at 10,000 nodes) reading from the seeds costs less."""
     loaded = sa.union_all(
         sa.select(roots.c.a),
         sa.select(sharing.c.root).where(_is_last_window(roots)))
+    if not shape.few:
+        joined, peer = _served(sharing)
+        wanted = _root_of(peer).in_(loaded)
+        if shape.in_tree:
+            wanted = sa.or_(wanted, _one_of(shape.dialect, _root_of(peer),
+                                            'in_tree_roots', sa.Integer))
+        return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                          _root_of(peer))
+                .select_from(joined).where(wanted).distinct())
     member = _RP.alias('anchored')
     link, shared = _RPA.alias('anchored_link'), _RPA.alias('shared_link')
     member_root = _root_of(member)
@@ -759,7 +781,8 @@ class SliceReader:
                       self.tree_aggregates is not None,
                       self.tree_traits is not None, self.sharing,
                       count is not None, self.after is not None,
-                      bool(self.in_tree))
+                      bool(self.in_tree),
+                      count is not None and count <= FEW_TREES)
         params = dict(self.params, count=count, after=self.after)
         rows = self.conn.execute(_statement(shape, _build_choose),
                                  params).all()
