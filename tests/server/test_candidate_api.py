@@ -9,6 +9,7 @@ what an answer was built from is held until it is sent."""
 import ast
 import logging
 import inspect
+import itertools
 import time
 
 import fixtures as fixtures_lib
@@ -148,6 +149,10 @@ class TestTheHandlerIsAFewLines(testtools.TestCase):
         self.assertIn('osc_placement.server.objects.candidate_api', imported)
 
 
+# Both ways of finding a window's anchors (candidate_fetch.FEW_TREES).
+FEW_TREES = st.sampled_from([0, candidate_fetch.FEW_TREES])
+
+
 class TestEndpointMatchesOracle(cloud_db.AppTestCase):
 
     @cloud_db.SETTINGS
@@ -236,7 +241,8 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         one to three trees): the answer must still be ``limit`` of the
         oracle's candidates with whole-tree summaries."""
         version, pairs = data.draw(props.request_pairs(cloud))
-        self._check_limited(cloud, version, pairs, limit, window)
+        self._check_limited(cloud, version, pairs, limit,
+                            (window, data.draw(FEW_TREES)))
 
     @hypothesis.settings(cloud_db.SETTINGS, max_examples=100)
     @hypothesis.given(props.clouds(roots_first=True, member_of=True),
@@ -265,6 +271,39 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         self._check_whole_and_windows(cloud, data, limit, window,
                                       member_of=member_of, traits=True)
 
+    @hypothesis.settings(cloud_db.SETTINGS, max_examples=100)
+    @hypothesis.given(st.one_of(props.clouds(), props.forests()), st.data(),
+                      st.integers(1, 3), st.integers(0, 2))
+    def test_windows_to_the_last_find_every_candidate(self, cloud, data,
+                                                      window, spare):
+        """A limit the cloud cannot fill, read in windows of one to three
+        trees: the windows go on to the last one, which also loads the
+        sharing providers' own trees and their anchors (chosen from the
+        window's trees, candidate_fetch._window_anchors), so the answer
+        is every candidate of the oracle's."""
+        version, pairs, _, (expected, _) = cloud_db.drawn_example(
+            self.db, cloud, data)
+        if version < (1, 16):
+            hypothesis.reject()
+        self._force_windows(window, data.draw(FEW_TREES))
+        limit = max(1, len(expected) + spare)
+        status, body = cloud_db.get_candidates(
+            self.app, version, pairs + [('limit', str(limit))])
+        self.assertEqual(200, status, body)
+        self.assertEqual(len(expected), len(body['allocation_requests']))
+        self.assertEqual(cloud_db.oracle_keys(expected, version),
+                         cloud_db.candidate_keys(body, version))
+
+    def _force_windows(self, window, few_trees):
+        """Windows of ``window`` trees, however small the cloud and large
+        a share of it: the read policy's thresholds set below it. The
+        windows find their anchors from their trees, or from the sharing
+        providers (``few_trees`` 0), as windows of more trees do."""
+        self.patch(candidate_fetch, 'FEW_TREES', few_trees)
+        self.patch(candidate_api, 'first_window', lambda wanted: window)
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
+        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+
     def _check_whole_and_windows(self, cloud, data, limit, window, **kinds):
         """The whole answer is the oracle's; a limited one, read in
         windows, is ``limit`` of them."""
@@ -275,9 +314,11 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         self.assertEqual(cloud_db.oracle_keys(expected, version),
                          cloud_db.candidate_keys(body, version))
         if len(expected) > limit:
-            self._check_limited(cloud, version, pairs, limit, window)
+            self._check_limited(cloud, version, pairs, limit,
+                                (window, data.draw(FEW_TREES)))
 
-    def _check_limited(self, cloud, version, pairs, limit, window):
+    def _check_limited(self, cloud, version, pairs, limit, windows):
+        """``windows``: (trees per window, FEW_TREES)."""
         if version < (1, 16):
             hypothesis.reject()
         request = cloud_db.parsed_or_rejected(pairs, version)
@@ -285,10 +326,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         # Only answers larger than the limit tell windows apart.
         hypothesis.assume(len(expected) > limit)
         cloud_db.write_cloud(self.db, cloud)
-        self.patch(candidate_api, 'first_window', lambda wanted: window)
-        # Windows, however small the cloud and large a share of it.
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        self._force_windows(*windows)
         status, body = cloud_db.get_candidates(
             self.app, version, pairs + [('limit', str(limit))])
         self.assertEqual(200, status, body)
@@ -334,6 +372,40 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
 
     def chose(self, statements):
         return [s for s in statements if 'roots AS' in s]
+
+    def test_the_last_window_finds_sharing_providers_alone(self):
+        """Two sharing providers in one aggregate and no other tree: one
+        shares its disk with the other's VCPU. Windows leave sharing
+        trees out (they come with the trees they serve, and here serve
+        none), so only the last window finds these candidates: it loads
+        every sharing provider's own tree with the anchors of those
+        trees."""
+        disk, vcpu = props.rp_uuid(0), props.rp_uuid(1)
+        room = (100, 0, 1, 100, 1, 1.0)
+        cloud = candidate_oracle.Cloud(
+            dict.fromkeys([disk, vcpu]),
+            {disk: {'DISK_GB': room}, vcpu: {'VCPU': room}},
+            {}, dict.fromkeys([disk, vcpu], {cs.SHARING_TRAIT}),
+            dict.fromkeys([disk, vcpu], {props.AGGS[0]}))
+        cloud_db.write_cloud(self.db, cloud)
+        self.patch(candidate_api, 'first_window', lambda wanted: 1)
+        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
+        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        for few_trees, resources in itertools.product(
+                (0, candidate_fetch.FEW_TREES),
+                ('DISK_GB:10', 'VCPU:1,DISK_GB:10')):
+            self.patch(candidate_fetch, 'FEW_TREES', few_trees)
+            request = rg.parse_candidate_request(
+                [('resources', resources)], (1, 39))
+            expected, _ = candidate_oracle.oracle(cloud, request)
+            self.assertTrue(expected)
+            status, body = cloud_db.get_candidates(
+                self.app, (1, 39), [('resources', resources),
+                                    ('limit', '10')])
+            self.assertEqual(200, status, body)
+            self.assertEqual(cloud_db.oracle_keys(expected, (1, 39)),
+                             cloud_db.candidate_keys(body, (1, 39)))
+            self.assertEqual(len(expected), len(body['allocation_requests']))
 
     def test_small_windows_choose_their_trees(self):
         self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.5)

@@ -95,7 +95,7 @@ _ROOT = _root_of(_RP)
 
 Shape = collections.namedtuple(
     'Shape', 'dialect classes filters tree_aggregates tree_traits sharing '
-    'window after in_tree')
+    'window after in_tree few')
 Shape.__doc__ = """What the choose statement's text depends on.
 
 classes:         number of requested classes (seeds by capacity)
@@ -107,6 +107,8 @@ sharing:         MISC_SHARES_VIA_AGGREGATE exists, so sharing seeds may
 window:          the first ``count`` roots only (else every root)
 after:           roots after ``after`` only (a later window)
 in_tree:         the request names in_tree roots, read in every window
+few:             the window is of at most FEW_TREES trees (see
+                 _window_anchors)
 """
 
 
@@ -365,7 +367,7 @@ def _build_choose(shape):
     if shape.sharing:
         sharing = (sa.select(_RP.c.id.label('id'), _ROOT.label('root'))
                    .where(seeds, _is_sharing(_RP)).cte('sharing'))
-        seeds = sa.and_(seeds, ~_is_sharing(_RP))
+        seeds = sa.and_(seeds, _not_sharing(shape, sharing))
     # A tree served by a sharing provider in the aggregates (or with the
     # traits) but with no provider of its own in them comes through the
     # served part.
@@ -390,6 +392,23 @@ def _build_choose(shape):
     if sharing is not None:
         rows += _sharing_rows(shape, sharing, roots)
     return sa.union_all(*rows)
+
+
+def _not_sharing(shape, sharing):
+    """The provider ``_RP``, a seed, is not a sharing seed.
+
+    Without a member_of or required-trait narrowing, tested against the
+    sharing seeds already found, with a hash the database builds once and
+    tests first: the sharing providers -- created first, the first rows
+    of the root index every window walks -- then cost the walk a lookup
+    each instead of three probes of their room (at 10,000 nodes 500 of
+    them before the first host, most of a limit=10 request's time). With
+    a narrowing the planner then chose to test the narrowing tree by tree
+    (a member_of request at 1,000 nodes took 16 ms instead of 10), so it
+    keeps the test of the trait."""
+    if shape.tree_aggregates or shape.tree_traits:
+        return ~_is_sharing(_RP)
+    return _RP.c.id.not_in(sa.select(sharing.c.id))
 
 
 def _served_roots(shape, sharing):
@@ -430,25 +449,83 @@ def _sharing_rows(shape, sharing, roots):
     """The anchor rows (upstream's anchors_for_sharing_providers: roots of
     every provider sharing an aggregate with a sharing seed) and the
     sharing seeds' roots. A window needs only the anchors of the trees it
-    may load: its roots, the sharing trees, the in_tree roots."""
-    joined, peer = _served(sharing)
-    peer_root = _root_of(peer)
-    anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
-                         peer_root)
-               .select_from(joined).distinct())
-    if shape.window:
-        # One IN over a union, not an OR of INs: the database then joins
-        # once instead of testing every provider against each list.
-        loaded = sa.union_all(sa.select(roots.c.a),
-                              sa.select(sharing.c.root))
-        wanted = peer_root.in_(loaded)
-        if shape.in_tree:
-            wanted = sa.or_(wanted, _one_of(shape.dialect, peer_root,
-                                            'in_tree_roots', sa.Integer))
-        anchors = anchors.where(wanted)
+    may load: its roots, the in_tree roots and, when it turns out to be
+    the last window (it then loads them), the sharing trees."""
     own_roots = sa.select(_tag(_SHARING_ROOT), sharing.c.root, sa.null(),
                           sa.null())
-    return [anchors, own_roots]
+    if not shape.window:
+        joined, peer = _served(sharing)
+        anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                             _root_of(peer))
+                   .select_from(joined).distinct())
+        return [anchors, own_roots]
+    return [_window_anchors(shape, sharing, roots), own_roots]
+
+
+# A window of at most this many trees finds its anchors from its trees
+# (see _window_anchors). A module constant so that tests can send every
+# window down either path.
+FEW_TREES = 128
+
+
+def _window_anchors(shape, sharing, roots):
+    """The anchor rows of the trees a window may load.
+
+    A window of few trees finds them from those trees: their providers,
+    those providers' aggregates, the sharing seeds in them. Found from
+    the sharing seeds instead (every seed's peers, then those in the
+    window), the database reads every aggregate link and provider of the
+    cloud: at 10,000 nodes (500 sharing providers, 10,500 links) about
+    4 ms, most of a scheduler's limit=10 window. From the trees, a
+    window costs a few index probes per tree and aggregate link; past
+    some hundreds of trees (the 500 of a limit=1000 request cost 9 ms
+    at 10,000 nodes) reading from the seeds costs less."""
+    loaded = sa.union_all(
+        sa.select(roots.c.a),
+        sa.select(sharing.c.root).where(_is_last_window(roots)))
+    if not shape.few:
+        joined, peer = _served(sharing)
+        wanted = _root_of(peer).in_(loaded)
+        if shape.in_tree:
+            wanted = sa.or_(wanted, _one_of(shape.dialect, _root_of(peer),
+                                            'in_tree_roots', sa.Integer))
+        return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                          _root_of(peer))
+                .select_from(joined).where(wanted).distinct())
+    member = _RP.alias('anchored')
+    link, shared = _RPA.alias('anchored_link'), _RPA.alias('shared_link')
+    member_root = _root_of(member)
+    wanted = _in_few(shape.dialect, member_root, loaded)
+    if shape.in_tree:
+        wanted = sa.or_(wanted, _one_of(shape.dialect, member_root,
+                                        'in_tree_roots', sa.Integer))
+    return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+                      member_root)
+            .select_from(
+                member.join(link, link.c.resource_provider_id == member.c.id)
+                .join(shared, shared.c.aggregate_id == link.c.aggregate_id)
+                .join(sharing, sharing.c.id == shared.c.resource_provider_id))
+            .where(wanted).distinct())
+
+
+def _in_few(dialect, column, query):
+    """``column IN (query)``, where the query gives a window's few rows.
+
+    On PostgreSQL as ``= ANY(ARRAY(query))``: the generic plan cannot
+    know how few rows a window's CTEs hold and, taking them for
+    hundreds, joined by hashing every provider and aggregate link of
+    the cloud, where an array the planner takes for a handful of values
+    walks the indexes from them."""
+    if dialect == 'postgresql':
+        return column == sa.any_(sa.func.array(query.scalar_subquery()))
+    return column.in_(query)
+
+
+def _is_last_window(roots):
+    """Every part of the window's roots came short of ``count``: no tree
+    is left after this window (SliceReader._choose's ``whole``)."""
+    return ~sa.exists(sa.select(roots.c.tag).group_by(roots.c.tag).having(
+        sa.func.count() >= sa.bindparam('count', type_=sa.Integer)))
 
 
 def _load_parts(tree=None):
@@ -714,7 +791,8 @@ class SliceReader:
                       self.tree_aggregates is not None,
                       self.tree_traits is not None, self.sharing,
                       count is not None, self.after is not None,
-                      bool(self.in_tree))
+                      bool(self.in_tree),
+                      count is not None and count <= FEW_TREES)
         params = dict(self.params, count=count, after=self.after)
         rows = self.conn.execute(_statement(shape, _build_choose),
                                  params).all()
