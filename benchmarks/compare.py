@@ -86,13 +86,20 @@ def report(queries, loops):
     return figures, lines
 
 
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+def two_services_parser(description):
+    """A parser taking the service and the reference, each a URL and the
+    state file of its cloud, and the token for both."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument('--url', required=True)
     parser.add_argument('--state', required=True)
     parser.add_argument('--reference-url', required=True)
     parser.add_argument('--reference-state', required=True)
     parser.add_argument('--token', default='admin')
+    return parser
+
+
+def parse_args(argv):
+    parser = two_services_parser(__doc__.split('\n')[0])
     parser.add_argument('--samples', type=int, default=11,
                         help='timed requests per shape and service')
     parser.add_argument('--threads', type=int, default=4)

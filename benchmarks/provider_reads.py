@@ -17,12 +17,12 @@ candidate request against both services meanwhile, as a scheduler
 would.
 """
 
-import argparse
 import statistics
 import threading
 
 from benchmarks import candidates
 from benchmarks import client as http_client
+from benchmarks import compare
 
 
 def reads(client, cloud):
@@ -58,12 +58,7 @@ def candidate_load(services, threads, stop):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--url', required=True)
-    parser.add_argument('--state', required=True)
-    parser.add_argument('--reference-url', required=True)
-    parser.add_argument('--reference-state', required=True)
-    parser.add_argument('--token', default='admin')
+    parser = compare.two_services_parser(__doc__.split('\n')[0])
     parser.add_argument('--samples', type=int, default=51)
     parser.add_argument('--load-threads', type=int, default=0)
     return parser.parse_args(argv)
