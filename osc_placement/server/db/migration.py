@@ -1,12 +1,45 @@
-"""Alembic migrations shipped inside the package."""
+"""Bringing a database to this server's schema: upstream Placement
+16.0.0's schema plus this server's additions.
+
+Two histories live side by side. Upstream's alembic keeps its revision in
+``alembic_version``; this server writes upstream's head there when it
+creates the upstream tables, so that upstream's ``placement-manage db
+sync`` and ``db version`` work on a database this server made. This
+server's own migrations (db/migrations) keep theirs in
+``osc_placement_version``, a table upstream's alembic never reads.
+
+``upgrade`` looks at what the database holds before changing anything:
+
+- nothing: create upstream's tables, stamp upstream's head, then ours;
+- upstream 16.0.0's head, with or without ours: run our migrations (a
+  takeover adds our tables, built from the rows already there);
+- the schema of this server's releases before the two histories
+  (``alembic_version`` holding one of its own revisions): give upstream's
+  tables upstream's names (db/legacy_schema.py), then as above;
+- anything else (an older or newer upstream revision, tables with no
+  version): refuse with ``UnknownDatabase``, changing nothing.
+"""
 
 import os
 
 from alembic import command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
+import sqlalchemy as sa
+
+from osc_placement.server.db import legacy_schema
+from osc_placement.server.db import tables
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+VERSION_TABLE = 'osc_placement_version'
+# Upstream Placement 16.0.0's alembic head, and the revisions before it.
+UPSTREAM_HEAD = 'a082b8bb98d0'
+OLDER_UPSTREAM = ('b4ed3a175331', '611cd6dffd7b', 'b5c396305c25',
+                  '422ece571366')
+
+
+class UnknownDatabase(Exception):
+    """The database is not one this server can take over as it is."""
 
 
 def _config(connection):
@@ -16,17 +49,89 @@ def _config(connection):
     return cfg
 
 
-def upgrade(engine, revision='head'):
-    with engine.begin() as conn:
-        command.upgrade(_config(conn), revision)
+def _upstream_revision(conn):
+    """upstream's recorded revision, or None without a version table."""
+    if not sa.inspect(conn).has_table(tables.upstream_version.name):
+        return None
+    return conn.execute(
+        sa.select(tables.upstream_version.c.version_num)).scalar()
 
 
-def stamp(engine, revision='head'):
+def _older_upstream_message(revision):
+    return ('This database is at upstream Placement revision %s, older than '
+            'the 16.0.0 schema (%s) this server takes over. Bring it to '
+            '16.0.0 with upstream Placement 16.0.0\'s "placement-manage db '
+            'sync" first, then run this command again.'
+            % (revision, UPSTREAM_HEAD))
+
+
+def _check_known(conn):
+    """Raise UnknownDatabase unless the database is empty, upstream's
+    16.0.0 head (with or without our additions) or our legacy schema."""
+    revision = _upstream_revision(conn)
+    if revision in (UPSTREAM_HEAD,) or legacy_schema.is_legacy(revision):
+        return
+    if revision in OLDER_UPSTREAM:
+        raise UnknownDatabase(_older_upstream_message(revision))
+    if revision is not None:
+        raise UnknownDatabase(
+            'This database is at revision %s, which is neither upstream '
+            'Placement 16.0.0\'s schema (%s) nor one of this server\'s; '
+            'refusing to change it.' % (revision, UPSTREAM_HEAD))
+    present = sorted(sa.inspect(conn).get_table_names())
+    if present:
+        raise UnknownDatabase(
+            'This database holds tables (%s) but no Placement schema '
+            'version; refusing to change it.' % ', '.join(present))
+
+
+def _create_upstream_schema(conn):
+    tables.metadata.create_all(
+        conn, tables=list(tables.UPSTREAM_TABLES) + [tables.upstream_version])
+    _stamp_upstream(conn, UPSTREAM_HEAD)
+
+
+def _stamp_upstream(conn, revision):
+    conn.execute(tables.upstream_version.delete())
+    conn.execute(tables.upstream_version.insert().values(
+        version_num=revision))
+
+
+def upgrade(engine):
+    """Bring the database to this server's schema (see the module's
+    docstring). Raises UnknownDatabase for one it must not touch."""
     with engine.begin() as conn:
-        command.stamp(_config(conn), revision)
+        _check_known(conn)
+        revision = _upstream_revision(conn)
+        if revision is None:
+            _create_upstream_schema(conn)
+        elif legacy_schema.is_legacy(revision):
+            legacy_schema.convert(conn)
+            _stamp_upstream(conn, UPSTREAM_HEAD)
+        command.upgrade(_config(conn), 'head')
+
+
+def stamp(engine, revision):
+    """Record ``revision`` as upstream's schema revision, as upstream's
+    ``db stamp`` does (upstream's own revisions only)."""
+    if revision not in OLDER_UPSTREAM + (UPSTREAM_HEAD,):
+        raise UnknownDatabase(
+            "Can't locate revision identified by '%s'" % revision)
+    with engine.begin() as conn:
+        tables.upstream_version.create(conn, checkfirst=True)
+        _stamp_upstream(conn, revision)
 
 
 def current_version(engine):
+    """Upstream's schema revision (what upstream's ``db version``
+    prints), or None for an empty database."""
+    with engine.connect() as conn:
+        return _upstream_revision(conn)
+
+
+def our_version(engine):
+    """This server's own migration revision, or None."""
     with engine.connect() as conn:
         return alembic_migration.MigrationContext.configure(
-            conn).get_current_revision()
+            conn, opts={'version_table': VERSION_TABLE}
+        ).get_current_revision()

@@ -1,21 +1,15 @@
-"""The whole Placement data model as SQLAlchemy Core tables.
-
-Every table of the API's data has ``created_at``/``updated_at`` (for
-``last-modified``). Allocations are indexed by (provider, class, used) so
-usage per provider and class is an index-only sum for capacity checks;
-``usage_totals`` keeps those sums, written in the transaction that changes
-the allocations, for the candidate search, which reads thousands at once.
-"""
+"""The whole Placement data model as SQLAlchemy Core tables: upstream
+Placement's tables, then this server's additions."""
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-metadata = sa.MetaData(naming_convention={
-    'ix': 'ix_%(table_name)s_%(column_0_N_name)s',
-    'uq': 'uq_%(table_name)s_%(column_0_N_name)s',
-    'fk': 'fk_%(table_name)s_%(column_0_name)s',
-    'pk': 'pk_%(table_name)s',
-})
+# Upstream Placement 16.0.0's schema (its alembic head a082b8bb98d0) with
+# its own names for every constraint and index, so that upstream can run
+# on a database this server created, and this server on one upstream
+# created (db/migration.py). Constraints upstream leaves unnamed are left
+# unnamed here too: the database names them the same way for both.
+metadata = sa.MetaData()
 
 # Custom resource classes get ids from here up; standard ones below it.
 CUSTOM_RC_MIN_ID = 10000
@@ -32,53 +26,145 @@ def _timestamps():
             sa.Column('updated_at', sa.DateTime, onupdate=utcnow))
 
 
-resource_classes = sa.Table(
-    'resource_classes', metadata,
-    sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column('name', sa.String(255), nullable=False, unique=True),
-    *_timestamps())
+def _table(name, *items):
+    """A table whose columns follow the timestamps, as upstream's do."""
+    return sa.Table(name, metadata, *_timestamps(), *items)
 
-resource_providers = sa.Table(
-    'resource_providers', metadata,
+
+resource_classes = _table(
+    'resource_classes',
     sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
-    sa.Column('name', sa.Unicode(200), unique=True),
-    sa.Column('generation', sa.Integer, nullable=False, default=0),
+    sa.Column('name', sa.String(255), nullable=False),
+    sa.UniqueConstraint('name', name='uniq_resource_classes0name'))
+
+resource_providers = _table(
+    'resource_providers',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('name', sa.Unicode(200)),
+    # Nullable as upstream's; every writer sets it.
+    sa.Column('generation', sa.Integer, default=0),
     sa.Column('root_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), index=True),
+              sa.ForeignKey('resource_providers.id')),
     sa.Column('parent_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), index=True),
-    *_timestamps())
+              sa.ForeignKey('resource_providers.id')),
+    sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
+    sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
+    sa.Index('resource_providers_parent_provider_id_idx',
+             'parent_provider_id'),
+    sa.Index('resource_providers_root_provider_id_idx', 'root_provider_id'))
 
-inventories = sa.Table(
-    'inventories', metadata,
+inventories = _table(
+    'inventories',
     sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('resource_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), nullable=False),
-    sa.Column('resource_class_id', sa.Integer, nullable=False, index=True),
+    sa.Column('resource_provider_id', sa.Integer, nullable=False),
+    sa.Column('resource_class_id', sa.Integer, nullable=False),
     sa.Column('total', sa.Integer, nullable=False),
     sa.Column('reserved', sa.Integer, nullable=False),
     sa.Column('min_unit', sa.Integer, nullable=False),
     sa.Column('max_unit', sa.Integer, nullable=False),
     sa.Column('step_size', sa.Integer, nullable=False),
     sa.Column('allocation_ratio', sa.Float, nullable=False),
-    sa.UniqueConstraint('resource_provider_id', 'resource_class_id'),
-    *_timestamps())
+    sa.UniqueConstraint(
+        'resource_provider_id', 'resource_class_id',
+        name='uniq_inventories0resource_provider_resource_class'),
+    sa.Index('inventories_resource_class_id_idx', 'resource_class_id'))
 
-allocations = sa.Table(
-    'allocations', metadata,
+# The (provider, class, used) index makes a provider's usage of a class
+# an index-only sum, for the capacity checks.
+allocations = _table(
+    'allocations',
     sa.Column('id', sa.Integer, primary_key=True),
     sa.Column('resource_provider_id', sa.Integer, nullable=False),
-    sa.Column('consumer_id', sa.String(36), nullable=False, index=True),
-    sa.Column('resource_class_id', sa.Integer, nullable=False, index=True),
+    sa.Column('consumer_id', sa.String(36), nullable=False),
+    sa.Column('resource_class_id', sa.Integer, nullable=False),
     sa.Column('used', sa.Integer, nullable=False),
-    sa.Index('ix_allocations_rp_rc_used', 'resource_provider_id',
-             'resource_class_id', 'used'),
-    *_timestamps())
+    sa.Index('allocations_resource_provider_class_used_idx',
+             'resource_provider_id', 'resource_class_id', 'used'),
+    sa.Index('allocations_resource_class_id_idx', 'resource_class_id'),
+    sa.Index('allocations_consumer_id_idx', 'consumer_id'))
 
-# Derived from allocations, never shown by the API: the sum of ``used``
-# per provider and class, kept by objects/usage_totals.py in every
-# transaction that writes allocations. 64 bits: the sum of 32-bit
+placement_aggregates = _table(
+    'placement_aggregates',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36)),
+    sa.UniqueConstraint('uuid', name='uniq_placement_aggregates0uuid'))
+
+resource_provider_aggregates = _table(
+    'resource_provider_aggregates',
+    sa.Column('resource_provider_id', sa.Integer, primary_key=True),
+    sa.Column('aggregate_id', sa.Integer, primary_key=True),
+    sa.Index('resource_provider_aggregates_aggregate_id_idx',
+             'aggregate_id'))
+
+traits = _table(
+    'traits',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('name', sa.Unicode(255), nullable=False),
+    sa.UniqueConstraint('name', name='uniq_traits0name'))
+
+resource_provider_traits = _table(
+    'resource_provider_traits',
+    sa.Column('trait_id', sa.Integer, sa.ForeignKey('traits.id'),
+              primary_key=True),
+    sa.Column('resource_provider_id', sa.Integer,
+              sa.ForeignKey('resource_providers.id'), primary_key=True),
+    sa.Index('resource_provider_traits_resource_provider_trait_idx',
+             'resource_provider_id', 'trait_id'))
+
+projects = _table(
+    'projects',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('external_id', sa.String(255), nullable=False),
+    sa.UniqueConstraint('external_id', name='uniq_projects0external_id'))
+
+users = _table(
+    'users',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('external_id', sa.String(255), nullable=False),
+    sa.UniqueConstraint('external_id', name='uniq_users0external_id'))
+
+consumer_types = _table(
+    'consumer_types',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('name', sa.Unicode(255), nullable=False),
+    sa.UniqueConstraint('name', name='uniq_consumer_types0name'))
+
+consumers = _table(
+    'consumers',
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('uuid', sa.String(36), nullable=False),
+    sa.Column('project_id', sa.Integer, nullable=False),
+    sa.Column('user_id', sa.Integer, nullable=False),
+    sa.Column('generation', sa.Integer, nullable=False, default=0,
+              server_default=sa.text('0')),
+    sa.Column('consumer_type_id', sa.Integer,
+              sa.ForeignKey('consumer_types.id',
+                            name='consumers_consumer_type_id_fkey')),
+    sa.UniqueConstraint('uuid', name='uniq_consumers0uuid'),
+    sa.Index('consumers_project_id_user_id_uuid_idx',
+             'project_id', 'user_id', 'uuid'),
+    sa.Index('consumers_project_id_uuid_idx', 'project_id', 'uuid'),
+    sa.Index('consumers_consumer_type_id_idx', 'consumer_type_id'))
+
+# Upstream's tables, in an order that creates referenced tables first.
+UPSTREAM_TABLES = (
+    resource_classes, resource_providers, inventories, allocations,
+    placement_aggregates, resource_provider_aggregates, traits,
+    resource_provider_traits, projects, users, consumer_types, consumers)
+
+# Upstream's alembic version table, as alembic creates it.
+upstream_version = sa.Table(
+    'alembic_version', metadata,
+    sa.Column('version_num', sa.String(32), nullable=False),
+    sa.PrimaryKeyConstraint('version_num', name='alembic_version_pkc'))
+
+# What this server adds, created by its own migrations
+# (db/migrations, history in the osc_placement_version table) and kept
+# right for every writer by database triggers (db/triggers.py).
+
+# sum(allocations.used) per provider and class, for the candidate
+# search, which reads thousands at once. 64 bits: the sum of 32-bit
 # amounts may pass 2**31 when allocation_ratio is above 1.
 usage_totals = sa.Table(
     'usage_totals', metadata,
@@ -92,71 +178,9 @@ usage_totals = sa.Table(
 # that changes what the candidate search reads besides usage (providers,
 # their trees, inventories, traits, aggregates, class names). A worker may
 # keep that structure between requests while the stamp it read it under
-# stands; see db/structure.py. A random token rather than a counter, so
-# that a database re-created or restored never repeats one a worker has
-# seen. The column is named ``version`` for history's sake.
+# stands; see db/structure.py. Random rather than a counter, so that a
+# database re-created or restored never repeats one a worker has seen.
 provider_structure = sa.Table(
     'provider_structure', metadata,
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column('version', sa.String(32), nullable=False))
-
-placement_aggregates = sa.Table(
-    'placement_aggregates', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
-    *_timestamps())
-
-resource_provider_aggregates = sa.Table(
-    'resource_provider_aggregates', metadata,
-    sa.Column('resource_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), primary_key=True),
-    sa.Column('aggregate_id', sa.Integer, primary_key=True, index=True),
-    *_timestamps())
-
-traits = sa.Table(
-    'traits', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('name', sa.Unicode(255), nullable=False, unique=True),
-    *_timestamps())
-
-resource_provider_traits = sa.Table(
-    'resource_provider_traits', metadata,
-    sa.Column('trait_id', sa.Integer, sa.ForeignKey('traits.id'),
-              primary_key=True),
-    sa.Column('resource_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), primary_key=True),
-    sa.Index('ix_resource_provider_traits_rp_trait',
-             'resource_provider_id', 'trait_id'),
-    *_timestamps())
-
-projects = sa.Table(
-    'projects', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('external_id', sa.String(255), nullable=False, unique=True),
-    *_timestamps())
-
-users = sa.Table(
-    'users', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('external_id', sa.String(255), nullable=False, unique=True),
-    *_timestamps())
-
-consumer_types = sa.Table(
-    'consumer_types', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('name', sa.Unicode(255), nullable=False, unique=True),
-    *_timestamps())
-
-consumers = sa.Table(
-    'consumers', metadata,
-    sa.Column('id', sa.Integer, primary_key=True),
-    sa.Column('uuid', sa.String(36), nullable=False, unique=True),
-    sa.Column('project_id', sa.Integer, nullable=False),
-    sa.Column('user_id', sa.Integer, nullable=False),
-    sa.Column('generation', sa.Integer, nullable=False, default=0),
-    sa.Column('consumer_type_id', sa.Integer,
-              sa.ForeignKey('consumer_types.id'), index=True),
-    sa.Index('ix_consumers_project_uuid', 'project_id', 'uuid'),
-    sa.Index('ix_consumers_project_user_uuid', 'project_id', 'user_id',
-             'uuid'),
-    *_timestamps())
+    sa.Column('version', sa.String(64), nullable=False))
