@@ -163,7 +163,8 @@ def serve(conf, quickstart=False):
     if conf.log_options:
         conf.log_opt_values(LOG, logging.DEBUG)
     if conf.placement_database.sync_on_startup:
-        manage.db_sync(conf)
+        if manage.db_sync(conf):
+            return EXIT_SERVE_FAILED
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
     try:

@@ -38,12 +38,16 @@ def _engine(conf):
 
 
 def db_sync(conf):
-    """Upgrade the schema to head and add the standard classes and
-    traits."""
+    """Upgrade the schema to head (taking over an upstream 16.0.0
+    database) and add the standard classes and traits; 1 with the reason
+    for a database it must not change."""
     engine = _engine(conf)
     try:
         migration.upgrade(engine)
         sync.sync_standards(db_engine.Database(engine))
+    except migration.UnknownDatabase as exc:
+        print('ERROR: %s' % exc, file=sys.stderr)
+        return 1
     finally:
         engine.dispose()
     return 0
@@ -62,6 +66,9 @@ def db_stamp(conf):
     engine = _engine(conf)
     try:
         migration.stamp(engine, conf.command.version)
+    except migration.UnknownDatabase as exc:
+        print('ERROR: %s' % exc, file=sys.stderr)
+        return 1
     finally:
         engine.dispose()
     return 0

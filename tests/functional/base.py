@@ -518,7 +518,6 @@ def _write_allocations(consumer, allocations, project, user, consumer_type):
     import sqlalchemy as sa
 
     from osc_placement.server.db import tables
-    from osc_placement.server.objects import usage_totals
     from tests.server import fixtures as server_fixtures
 
     def id_of(conn, table, column, value, create=True):
@@ -540,7 +539,7 @@ def _write_allocations(consumer, allocations, project, user, consumer_type):
             user_id=id_of(conn, tables.users, 'external_id', user)))
         for rp_uuid, resources in allocations.items():
             rp_id = id_of(conn, rp, 'uuid', rp_uuid, create=False)
-            usage_totals.insert_allocations(conn, [
+            conn.execute(tables.allocations.insert(), [
                 {'resource_provider_id': rp_id, 'consumer_id': consumer,
                  'used': used, 'resource_class_id': id_of(
                      conn, tables.resource_classes, 'name', name,

@@ -20,12 +20,10 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
-from osc_placement.server.objects import usage_totals
 from osc_placement.server.schemas import allocation_candidate as ac_schema
 from tests.server import fixtures
 from tests.unit.server import candidate_oracle
@@ -41,7 +39,6 @@ def write_cloud(db, cloud):
     """Insert ``cloud`` (a candidate_oracle.Cloud) with plain SQL."""
     fixtures.reset_database(db)
     with db.write() as conn:
-        structure.changed(conn)
         trait_ids = _traits(conn)
         agg_ids = {agg: fixtures._insert_id(conn, tables.placement_aggregates,
                                             uuid=agg)
@@ -85,7 +82,7 @@ def _provider_rows(conn, cloud, uuid, rp_id, trait_ids, agg_ids):
             allocation_ratio=ratio)
         used = cloud.used_of(uuid, rc)
         if used:
-            usage_totals.insert_allocations(conn, [{
+            conn.execute(tables.allocations.insert(), [{
                 'resource_provider_id': rp_id,
                 'consumer_id': 'c-' + uuid[-12:],
                 'resource_class_id': class_id, 'used': used}])
@@ -102,10 +99,9 @@ def rewrite_usage(db, cloud):
     allocations and usage totals only."""
     with db.write() as conn:
         conn.execute(tables.allocations.delete())
-        conn.execute(tables.usage_totals.delete())
         rp = tables.resource_providers
         ids = dict(conn.execute(sa.select(rp.c.uuid, rp.c.id)).all())
-        usage_totals.insert_allocations(conn, [
+        conn.execute(tables.allocations.insert(), [
             {'resource_provider_id': ids[uuid], 'consumer_id': 'c-' + rc,
              'resource_class_id': resource_class.STANDARD_IDS[rc],
              'used': used}

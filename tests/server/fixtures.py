@@ -23,10 +23,8 @@ from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
-from osc_placement.server.db import structure
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
-from osc_placement.server.objects import usage_totals
 
 DB_URL_ENV = 'OSC_PLACEMENT_TEST_DB_URL'
 _state = {'db': None, 'url': None, 'app': None}
@@ -93,8 +91,7 @@ def reset_database(db):
     """Empty every table but the standard classes and traits."""
     rp = tables.resource_providers
     with db.write() as conn:
-        for table in (tables.allocations, tables.usage_totals,
-                      tables.consumers,
+        for table in (tables.allocations, tables.consumers,
                       tables.consumer_types, tables.projects, tables.users,
                       tables.resource_provider_traits,
                       tables.resource_provider_aggregates,
@@ -107,7 +104,6 @@ def reset_database(db):
             tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
         conn.execute(tables.resource_classes.delete().where(
             tables.resource_classes.c.id >= tables.CUSTOM_RC_MIN_ID))
-        structure.changed(conn)
     sync.sync_standards(db)
 
 
@@ -188,7 +184,6 @@ def _seed_allocations(db):
                            generation=5)
         conn.execute(tables.resource_providers.update().values(
             root_provider_id=rp_id))
-        structure.changed(conn)
         for class_id, total, reserved in ((0, 8, 0), (2, 100, 10)):
             _insert_id(conn, tables.inventories, resource_provider_id=rp_id,
                        resource_class_id=class_id, total=total,
@@ -207,7 +202,7 @@ def _seed_allocations(db):
         for consumer, class_id, used in ((env['CONSUMER_UUID'], 0, 2),
                                          (env['CONSUMER_UUID'], 2, 20),
                                          (env['ALT_CONSUMER_UUID'], 0, 1)):
-            usage_totals.insert_allocations(conn, [{
+            conn.execute(tables.allocations.insert(), [{
                 'resource_provider_id': rp_id, 'consumer_id': consumer,
                 'resource_class_id': class_id, 'used': used}])
 

@@ -76,9 +76,13 @@ class TestPlacementManage(_Commands):
         result = self.manage('db', 'version')
         self.assertEqual(HEAD_REVISION + '\n', result.stdout)
         self.assertEqual(0, self.manage('db', 'stamp',
-                                        '0001_initial').returncode)
-        self.assertEqual('0001_initial\n',
+                                        '422ece571366').returncode)
+        self.assertEqual('422ece571366\n',
                          self.manage('db', 'version').stdout)
+        result = self.manage('db', 'stamp', 'pony')
+        self.assertEqual(1, result.returncode)
+        self.assertIn("Can't locate revision identified by 'pony'",
+                      result.stderr)
         self.assertEqual(2, self.manage('db', 'stamp').returncode)
         self.assertEqual(0, self.manage('db', 'stamp', 'head').returncode)
         self.assertEqual(HEAD_REVISION + '\n',

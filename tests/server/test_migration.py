@@ -1,14 +1,22 @@
-"""The schema migrations (server/db/migration.py and db/migrations)."""
+"""The schema migrations (server/db/migration.py and db/migrations):
+what ``db sync`` does with each kind of database it may meet.
+
+Upstream Placement's own tool building the upstream schema is
+tests/compat's; here the upstream-shaped database is built from
+db/tables.py, which tests/compat proves equal to upstream's.
+"""
 
 import fixtures
 import sqlalchemy as sa
 import testtools
 
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import tables
 
-# The newest schema revision.
-HEAD_REVISION = '0004_usage_totals_bigint'
+# Upstream Placement 16.0.0's head: what ``db version`` prints.
+HEAD_REVISION = 'a082b8bb98d0'
+OUR_HEAD = '1001_derived_data'
 
 
 class TestMigration(testtools.TestCase):
@@ -16,25 +24,90 @@ class TestMigration(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.tmp = self.useFixture(fixtures.TempDir()).path
+        self.engine = db_engine.create_engine(
+            'sqlite:///%s/placement.db' % self.tmp)
+        self.addCleanup(self.engine.dispose)
 
-    def test_usage_totals_migration_sums_existing_allocations(self):
-        """A database written before usage_totals existed gets them
-        from its allocations when upgraded."""
-        url = 'sqlite:///%s/old.db' % self.tmp
-        from osc_placement.server.db import engine
-        eng = engine.create_engine(url)
-        migration.upgrade(eng, '0001_initial')
+    def table_names(self):
+        return set(sa.inspect(self.engine).get_table_names())
+
+    def upstream_database(self, revision=HEAD_REVISION):
+        """Upstream's tables at ``revision``, as upstream would leave
+        them: no table of ours."""
+        with self.engine.begin() as conn:
+            tables.metadata.create_all(conn, tables=list(
+                tables.UPSTREAM_TABLES) + [tables.upstream_version])
+            conn.execute(tables.upstream_version.insert().values(
+                version_num=revision))
+
+    def test_empty_database_gets_both_histories(self):
+        migration.upgrade(self.engine)
+        self.assertEqual(HEAD_REVISION,
+                         migration.current_version(self.engine))
+        self.assertEqual(OUR_HEAD, migration.our_version(self.engine))
+        self.assertLessEqual({'usage_totals', 'provider_structure',
+                              'alembic_version', 'osc_placement_version'},
+                             self.table_names())
+
+    def test_upgrade_twice_changes_nothing(self):
+        migration.upgrade(self.engine)
+        migration.upgrade(self.engine)
+        self.assertEqual(OUR_HEAD, migration.our_version(self.engine))
+
+    def test_upstream_database_taken_over_with_its_usage(self):
+        """Our additions are built from the rows upstream wrote."""
+        self.upstream_database()
         rows = [(1, 'a', 0, 2), (1, 'b', 0, 3), (1, 'a', 2, 10),
                 (2, 'c', 0, 1)]
-        with eng.begin() as conn:
+        with self.engine.begin() as conn:
             conn.execute(tables.allocations.insert(), [
                 {'resource_provider_id': rp, 'consumer_id': consumer,
                  'resource_class_id': rc, 'used': used}
                 for rp, consumer, rc, used in rows])
-        migration.upgrade(eng)
+        migration.upgrade(self.engine)
         totals = tables.usage_totals
-        with eng.connect() as conn:
+        with self.engine.connect() as conn:
             got = set(conn.execute(sa.select(
                 totals.c.resource_provider_id, totals.c.resource_class_id,
                 totals.c.used)).all())
         self.assertEqual({(1, 0, 5), (1, 2, 10), (2, 0, 1)}, got)
+        self.assertEqual(HEAD_REVISION,
+                         migration.current_version(self.engine))
+
+    def assert_refused(self, message):
+        before = self.table_names()
+        error = self.assertRaises(migration.UnknownDatabase,
+                                  migration.upgrade, self.engine)
+        self.assertIn(message, str(error))
+        self.assertEqual(before, self.table_names())
+
+    def test_older_upstream_database_refused(self):
+        self.upstream_database(revision='422ece571366')
+        self.assert_refused('Bring it to 16.0.0 with upstream Placement '
+                            '16.0.0\'s "placement-manage db sync" first')
+
+    def test_newer_upstream_database_refused(self):
+        self.upstream_database(revision='0123456789ab')
+        self.assert_refused('at revision 0123456789ab, which is neither')
+
+    def test_database_of_something_else_refused(self):
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql('CREATE TABLE invoices (id INTEGER)')
+        self.assert_refused('holds tables (invoices) but no Placement '
+                            'schema version')
+
+    def test_stamp_writes_upstream_revision(self):
+        migration.upgrade(self.engine)
+        migration.stamp(self.engine, '611cd6dffd7b')
+        self.assertEqual('611cd6dffd7b',
+                         migration.current_version(self.engine))
+        migration.stamp(self.engine, 'head')
+        self.assertEqual(HEAD_REVISION,
+                         migration.current_version(self.engine))
+
+    def test_stamp_refuses_unknown_revision(self):
+        migration.upgrade(self.engine)
+        self.assertRaises(migration.UnknownDatabase, migration.stamp,
+                          self.engine, '0001_initial')
+        self.assertEqual(HEAD_REVISION,
+                         migration.current_version(self.engine))

@@ -1,20 +1,18 @@
-"""db/structure.py: every writer of a structure table says so, and only
-they do.
+"""db/structure.py: the database's triggers set a new stamp for every
+write of the structure, and only for those.
 
 Each API write that changes providers, inventories, traits, aggregates
-or classes must leave a new structure stamp behind (a writer that forgot
-``structure.changed`` would leave a worker answering from a stale kept
-structure); writes that change only usage and generations must keep it
-(else every claim would make the workers read every tree again). One
-test per writer, so that a missing call names the route that lost it.
-Runs on whichever database OSC_PLACEMENT_TEST_DB_URL names.
+or classes must leave a new structure stamp behind (a trigger missing
+would leave a worker answering from a stale kept structure); writes that
+change only usage and generations must keep it (else every claim would
+make the workers read every tree again). One test per writer, so that a
+gap names the route that fell through it. Writers other than this
+server's API are tests/server/test_other_writers.py's. Runs on whichever
+database OSC_PLACEMENT_TEST_DB_URL names.
 """
 
 import uuid as uuidlib
 
-import testtools
-
-from osc_placement.server.db import structure
 from osc_placement.server.db import sync
 from osc_placement.server.db import tables
 from tests.server import test_kept_structure as kept
@@ -139,7 +137,6 @@ class TestTraitWrites(StampTestCase):
         with self.db.write() as conn:
             conn.execute(tables.traits.delete().where(
                 tables.traits.c.name == 'HW_CPU_X86_SSE42'))
-            structure.changed(conn)
         before = self.stamp()
         sync.sync_standards(self.db)
         self.assertNotEqual(before, self.stamp())
@@ -224,22 +221,3 @@ class TestWritesThatKeepTheStamp(StampTestCase):
             self.app, 'PUT', self.path('cn1', '/aggregates'), {
                 'aggregates': [kept.AGG],
                 'resource_provider_generation': self.generation('cn1')}))
-
-
-class TestChangedOutsideAWrite(testtools.TestCase):
-    """Nobody would set the new stamp: the writer learns at once."""
-
-    def test_refused_in_a_read(self):
-        db = kept.fixtures.database()
-        with db.read() as conn:
-            self.assertRaises(RuntimeError, structure.changed, conn)
-
-    def test_refused_in_a_read_after_a_failed_write(self):
-        """The write's note goes with it, even on a pooled connection the
-        next read gets."""
-        db = kept.fixtures.database()
-        with testtools.ExpectedException(ValueError):
-            with db.write() as conn:
-                raise ValueError('the request failed')
-        with db.read() as conn:
-            self.assertRaises(RuntimeError, structure.changed, conn)

@@ -6,9 +6,7 @@ its statements without one: see ``Database``). On SQLite a write takes
 the lock up front (``BEGIN IMMEDIATE``) so concurrent writers queue on the
 busy timeout instead of failing mid-way. ``db.run_write(fn)`` re-runs a whole
 write from the start when it raises ``Retry`` (a lost generation race, a
-deadlock), in a fresh transaction. A write whose writers said they changed
-the providers' structure sets a new structure stamp as it commits
-(db/structure.py).
+deadlock), in a fresh transaction.
 """
 
 import contextlib
@@ -19,8 +17,6 @@ import time
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import pool
-
-from osc_placement.server.db import structure
 
 LOG = logging.getLogger(__name__)
 _WRITE = 'placement_write'
@@ -257,7 +253,7 @@ class Database:
     def write(self):
         with self._lock, self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE: True})
-            with conn.begin(), structure.stamping(conn):
+            with conn.begin():
                 yield conn
 
     def run_write(self, fn, *args, retries=None):

@@ -113,7 +113,9 @@ def upgrade(engine):
 
 def stamp(engine, revision):
     """Record ``revision`` as upstream's schema revision, as upstream's
-    ``db stamp`` does (upstream's own revisions only)."""
+    ``db stamp`` does (upstream's own revisions, or ``head``)."""
+    if revision == 'head':
+        revision = UPSTREAM_HEAD
     if revision not in OLDER_UPSTREAM + (UPSTREAM_HEAD,):
         raise UnknownDatabase(
             "Can't locate revision identified by '%s'" % revision)

@@ -9,7 +9,6 @@ writes a consumer row with every allocation.
 
 import sqlalchemy as sa
 
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer
 
@@ -28,7 +27,6 @@ def set_root_provider_ids(db, batch_size, conf=None):
             return 0, 0
         done = conn.execute(_RP.update().where(_RP.c.id.in_(ids)).values(
             root_provider_id=_RP.c.id)).rowcount
-        structure.changed(conn)
     return len(ids), done
 
 

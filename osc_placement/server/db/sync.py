@@ -8,7 +8,6 @@ import os_resource_classes
 import os_traits
 import sqlalchemy as sa
 
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 
 
@@ -32,7 +31,6 @@ def _insert(conn, table, rows):
         for row in rows:
             row['created_at'] = now
         conn.execute(table.insert(), rows)
-        structure.changed(conn)
 
 
 def sync_standards(db):

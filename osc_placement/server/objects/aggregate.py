@@ -4,7 +4,6 @@ import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_provider as rp_obj
@@ -39,7 +38,6 @@ def _ensure(conn, uuids):
         except sa.exc.IntegrityError:
             # Another request created one of them: start over, it exists now.
             raise db_engine.Retry()
-        structure.changed(conn)
         found = existing()
     return found
 
@@ -53,13 +51,11 @@ def _replace_provider_aggregates(conn, provider_id, uuids):
         conn.execute(_RPA.delete().where(
             _RPA.c.resource_provider_id == provider_id,
             lists.one_of(conn, _RPA.c.aggregate_id, current - wanted)))
-        structure.changed(conn)
     if wanted - current:
         now = tables.utcnow()
         conn.execute(_RPA.insert(), [
             {'resource_provider_id': provider_id, 'aggregate_id': a,
              'created_at': now} for a in sorted(wanted - current)])
-        structure.changed(conn)
 
 
 def set_for_provider(conn, uuid, aggregates, given_generation):

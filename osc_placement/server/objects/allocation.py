@@ -33,7 +33,6 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import inventory
 from osc_placement.server.objects import resource_class
-from osc_placement.server.objects import usage_totals
 
 LOG = logging.getLogger(__name__)
 _ALLOC = tables.allocations
@@ -163,7 +162,7 @@ def _lock_providers_statement(dialect):
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
     where each inv carries the six fields plus 'used' (all consumers,
-    from usage_totals, written with the allocations)."""
+    from usage_totals, which triggers keep with the allocations)."""
     rows = conn.execute(_load_providers_statement(conn.dialect.name),
                         {'uuids': sorted(uuids)}).mappings().all()
     providers = {}
@@ -320,8 +319,8 @@ def _replace_rows(conn, writes, class_ids, providers, existing):
     # round trip.
     known = sorted({w.uuid for w in writes if w.uuid in existing})
     if known:
-        usage_totals.delete_allocations(
-            conn, lists.one_of(conn, _ALLOC.c.consumer_id, known))
+        conn.execute(_ALLOC.delete().where(
+            lists.one_of(conn, _ALLOC.c.consumer_id, known)))
     now = tables.utcnow()
     rows = [{'consumer_id': w.uuid,
              'resource_provider_id': providers[uuid]['id'],
@@ -329,7 +328,8 @@ def _replace_rows(conn, writes, class_ids, providers, existing):
              'created_at': now}
             for w in writes for uuid, resources in w.allocations.items()
             for name, amount in resources.items()]
-    usage_totals.insert_allocations(conn, rows)
+    if rows:
+        conn.execute(_ALLOC.insert(), rows)
 
 
 def _read_consumers(conn, writes):
@@ -406,9 +406,10 @@ def _typed_arrays(**types):
 
 
 # A claim's writes as one statement: the providers' compare-and-swap, the
-# new consumers, their allocations and the usage totals. Made one by one
-# they were four round trips, each made while holding the providers'
-# locks (so each delayed every writer queued behind), and this runs
+# new consumers and their allocations (the usage totals follow by
+# trigger). Made one by one they were three round trips, each made while
+# holding the providers' locks (so each delayed every writer queued
+# behind), and this runs
 # whenever a scheduler claims a host. The swap's count comes back, to be
 # checked before commit as _bump_providers checks its own.
 _ADD_NEW_CONSUMERS = sa.text("""
@@ -431,13 +432,6 @@ WITH bumped AS (
     FROM unnest(:allocation_consumers, :allocation_providers,
                 :allocation_classes, :allocation_used)
         AS added (consumer_id, provider_id, class_id, used)
-), added_usage AS (
-    INSERT INTO usage_totals (resource_provider_id, resource_class_id, used)
-    SELECT provider_id, class_id, used
-    FROM unnest(:usage_providers, :usage_classes, :usage_deltas)
-        AS added (provider_id, class_id, used)
-    ON CONFLICT (resource_provider_id, resource_class_id)
-    DO UPDATE SET used = usage_totals.used + excluded.used
 )
 SELECT count(*) FROM bumped
 """).bindparams(
@@ -448,8 +442,7 @@ SELECT count(*) FROM bumped
                    allocation_consumers=sa.String,
                    allocation_providers=sa.Integer,
                    allocation_classes=sa.Integer,
-                   allocation_used=sa.Integer, usage_providers=sa.Integer,
-                   usage_classes=sa.Integer, usage_deltas=sa.Integer)
+                   allocation_used=sa.Integer)
 )
 
 
@@ -460,9 +453,6 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):
     rows = [(w.uuid, providers[uuid]['id'], class_ids[name], amount)
             for w in writes for uuid, resources in w.allocations.items()
             for name, amount in resources.items()]
-    deltas = sorted(usage_totals.deltas_of(
-        {'resource_provider_id': rp, 'resource_class_id': rc, 'used': used}
-        for _, rp, rc, used in rows).items())
     types = ids['type']
     params = {
         'now': tables.utcnow(),
@@ -476,9 +466,6 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):
     }
     for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
         params['allocation_' + name] = [row[i] for row in rows]
-    params['usage_providers'] = [rp for (rp, _), _ in deltas]
-    params['usage_classes'] = [rc for (_, rc), _ in deltas]
-    params['usage_deltas'] = [delta for _, delta in deltas]
     swapped = conn.execute(_ADD_NEW_CONSUMERS, params).scalar()
     if swapped != len(ordered):
         raise db_engine.Retry()

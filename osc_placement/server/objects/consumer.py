@@ -20,7 +20,6 @@ from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
-from osc_placement.server.objects import usage_totals
 
 _C = tables.consumers
 _P = tables.projects
@@ -201,8 +200,8 @@ def get(conn, uuid):
 def delete_with_allocations(conn, uuid):
     """DELETE /allocations/{c}: False when it had no allocations; then,
     as upstream, a consumer kept without allocations stays."""
-    deleted = usage_totals.delete_allocations(
-        conn, _ALLOC.c.consumer_id == uuid)
+    deleted = conn.execute(
+        _ALLOC.delete().where(_ALLOC.c.consumer_id == uuid)).rowcount
     if deleted:
         conn.execute(_C.delete().where(_C.c.uuid == uuid))
     return deleted > 0

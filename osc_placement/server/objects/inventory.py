@@ -1,8 +1,8 @@
 """Inventories of a provider, per resource class.
 
 Every write bumps the provider generation with a compare-and-swap in the
-same transaction, so a concurrent writer loses with a 409, and says it
-changed the providers' structure (db/structure.py).
+same transaction, so a concurrent writer loses with a 409, and changes
+the providers' structure (db/structure.py).
 """
 
 import logging
@@ -10,7 +10,6 @@ import logging
 import sqlalchemy as sa
 
 from osc_placement.server import errors
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_class
@@ -143,7 +142,6 @@ def _add(conn, provider, class_id, record):
             code=errors.CONCURRENT_UPDATE)
     conn.execute(_INV.insert().values(
         **_row(provider['id'], class_id, record, tables.utcnow())))
-    structure.changed(conn)
     return new_generation
 
 
@@ -154,7 +152,6 @@ def _update_one(conn, provider, class_id, record):
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id)
         .values(updated_at=tables.utcnow(), **record))
-    structure.changed(conn)
     _warn_if_over_capacity(conn, provider, {class_id: record})
     return new_generation
 
@@ -183,7 +180,6 @@ def _delete_one(conn, provider, class_id):
     conn.execute(_INV.delete().where(
         _INV.c.resource_provider_id == provider['id'],
         _INV.c.resource_class_id == class_id))
-    structure.changed(conn)
     return new_generation
 
 
@@ -205,19 +201,16 @@ def replace_all(conn, provider, records_by_id, in_use_error):
         conn.execute(_INV.delete().where(
             _INV.c.resource_provider_id == provider['id'],
             _INV.c.resource_class_id.in_(removed)))
-        structure.changed(conn)
     now = tables.utcnow()
     new_rows = [_row(provider['id'], cid, rec, now)
                 for cid, rec in records_by_id.items() if cid not in current]
     if new_rows:
         conn.execute(_INV.insert(), new_rows)
-        structure.changed(conn)
     for class_id, record in records_by_id.items():
         if class_id in current and _changed(current[class_id], record):
             conn.execute(_INV.update().where(
                 _INV.c.id == current[class_id]['id'])
                 .values(updated_at=now, **record))
-            structure.changed(conn)
     _warn_if_over_capacity(conn, provider, records_by_id)
     return new_generation
 

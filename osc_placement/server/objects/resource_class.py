@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 
 _RC = tables.resource_classes
@@ -78,7 +77,6 @@ def _insert(conn, name):
                                          created_at=tables.utcnow()))
     except sa.exc.IntegrityError:
         raise db_engine.Retry()
-    structure.changed(conn)
 
 
 def create(conn, name):
@@ -116,7 +114,6 @@ def rename(conn, name, new_name):
         raise errors.Conflict('Resource class already exists: %s' % new_name)
     conn.execute(_RC.update().where(_RC.c.id == row['id'])
                  .values(name=new_name, updated_at=tables.utcnow()))
-    structure.changed(conn)
 
 
 def _in_use(conn, class_id):
@@ -136,4 +133,3 @@ def delete(conn, name):
                               'resource class %s. Class is in use in '
                               'inventory.' % name)
     conn.execute(_RC.delete().where(_RC.c.id == row['id']))
-    structure.changed(conn)

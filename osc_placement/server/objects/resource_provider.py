@@ -6,10 +6,8 @@ import sqlalchemy as sa
 
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
-from osc_placement.server.objects import usage_totals
 
 _RP = tables.resource_providers
 _PARENT = _RP.alias('parent')
@@ -101,7 +99,6 @@ def create(conn, uuid, name, parent_uuid=None):
         # Upstream's second write: a root points at itself.
         conn.execute(_RP.update().where(_RP.c.id == new_id)
                      .values(root_provider_id=new_id, updated_at=now))
-    structure.changed(conn)
     return get(conn, uuid)
 
 
@@ -167,7 +164,6 @@ def _move(conn, provider, parent, now):
                          provider['id'])
         conn.execute(_RP.update().where(_RP.c.id.in_(moved))
                      .values(root_provider_id=new_root))
-    structure.changed(conn)
 
 
 # ``parent_uuid`` of an update that leaves the parent as it is.
@@ -188,7 +184,6 @@ def update(conn, uuid, name, version, parent_uuid=KEEP_PARENT):
                                   code=errors.DUPLICATE_NAME)
         conn.execute(_RP.update().where(_RP.c.id == provider['id'])
                      .values(name=name, updated_at=now))
-        structure.changed(conn)
     if (parent_uuid is not KEEP_PARENT
             and parent_uuid != provider['parent_provider_uuid']):
         _move(conn, provider, _new_parent(conn, provider, parent_uuid,
@@ -220,10 +215,8 @@ def delete(conn, uuid):
     for table in (_INV, _RPT, _RPA):
         conn.execute(table.delete().where(
             table.c.resource_provider_id == rp_id))
-    usage_totals.forget_provider(conn, rp_id)
     # A root references itself; MySQL checks that FK row by row, so drop
     # the self-reference before the row.
     conn.execute(_RP.update().where(_RP.c.id == rp_id)
                  .values(root_provider_id=None))
     conn.execute(_RP.delete().where(_RP.c.id == rp_id))
-    structure.changed(conn)

@@ -11,7 +11,6 @@ import sqlalchemy as sa
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
-from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_provider as rp_obj
@@ -77,7 +76,6 @@ def ensure(conn, name):
         conn.execute(_T.insert().values(name=name, created_at=now))
     except sa.exc.IntegrityError:
         raise db_engine.Retry()
-    structure.changed(conn)
     return True, now
 
 
@@ -98,7 +96,6 @@ def delete(conn, name):
         raise errors.Conflict('The trait %s is in use by a resource '
                               'provider.' % name)
     conn.execute(_T.delete().where(_T.c.id == row['id']))
-    structure.changed(conn)
 
 
 def provider_traits(conn, provider_id):
@@ -129,7 +126,6 @@ def _replace_provider_traits(conn, provider_id, current, wanted):
         conn.execute(_RPT.insert(), [
             {'resource_provider_id': provider_id, 'trait_id': t,
              'created_at': now} for t in sorted(added)])
-    structure.changed(conn)
 
 
 def _replace(conn, provider, wanted):
