@@ -101,12 +101,14 @@ def rewrite_usage(db, cloud):
         conn.execute(tables.allocations.delete())
         rp = tables.resource_providers
         ids = dict(conn.execute(sa.select(rp.c.uuid, rp.c.id)).all())
-        conn.execute(tables.allocations.insert(), [
+        rows = [
             {'resource_provider_id': ids[uuid], 'consumer_id': 'c-' + rc,
              'resource_class_id': resource_class.STANDARD_IDS[rc],
              'used': used}
             for uuid, classes in cloud.used.items()
-            for rc, used in classes.items() if used])
+            for rc, used in classes.items() if used]
+        if rows:
+            conn.execute(tables.allocations.insert(), rows)
 
 
 def calls_of(test, module, name):
