@@ -4,6 +4,8 @@ Set-based: read the names present, insert the missing ones in one
 multi-row statement. Custom rows are never touched; nothing is deleted.
 """
 
+import contextlib
+
 import os_resource_classes
 import os_traits
 import sqlalchemy as sa
@@ -30,7 +32,27 @@ def _insert(conn, table, rows):
         now = tables.utcnow()
         for row in rows:
             row['created_at'] = now
-        conn.execute(table.insert(), rows)
+        with _zero_is_an_id(conn):
+            conn.execute(table.insert(), rows)
+
+
+@contextlib.contextmanager
+def _zero_is_an_id(conn):
+    """VCPU's id is 0, which MySQL takes for "the next id" in an
+    auto-increment column unless told otherwise; this connection's mode
+    is put back afterwards (it returns to the pool)."""
+    if conn.dialect.name != 'mysql':
+        yield
+        return
+    mode = conn.exec_driver_sql('SELECT @@SESSION.sql_mode').scalar()
+    conn.exec_driver_sql(
+        "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, "
+        "'NO_AUTO_VALUE_ON_ZERO')")
+    try:
+        yield
+    finally:
+        conn.execute(sa.text('SET SESSION sql_mode = :mode'),
+                     {'mode': mode})
 
 
 def sync_standards(db):
