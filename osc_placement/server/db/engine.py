@@ -276,3 +276,38 @@ class Database:
             except sa.exc.DBAPIError as exc:
                 if last or not _is_retryable(exc):
                     raise
+
+
+@contextlib.contextmanager
+def zero_is_an_id(conn):
+    """Around writes of id 0 (VCPU's, the first standard class) into an
+    auto-increment column, which MySQL otherwise takes for "the next
+    id"; this connection's mode is put back afterwards (it returns to
+    the pool). Upstream's sync sets the same mode."""
+    if conn.dialect.name != 'mysql':
+        yield
+        return
+    mode = conn.exec_driver_sql('SELECT @@SESSION.sql_mode').scalar()
+    conn.exec_driver_sql(
+        "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, "
+        "'NO_AUTO_VALUE_ON_ZERO')")
+    try:
+        yield
+    finally:
+        conn.execute(sa.text('SET SESSION sql_mode = :mode'),
+                     {'mode': mode})
+
+
+def sync_standards(db):
+    """Insert missing standard classes and traits, each in its own
+    transaction (a concurrent start-up that loses the race retries)."""
+    for table, missing in ((tables.resource_classes, _missing_classes),
+                           (tables.traits, _missing_traits)):
+        for attempt in range(3):
+            try:
+                with db.write() as conn:
+                    _insert(conn, table, missing(conn))
+                break
+            except sa.exc.IntegrityError:
+                if attempt == 2:
+                    raise

@@ -97,6 +97,14 @@ def _stamp_upstream(conn, revision):
         version_num=revision))
 
 
+def _convert_legacy(conn):
+    try:
+        legacy_schema.convert(conn)
+    except legacy_schema.ConversionError as exc:
+        raise UnknownDatabase(str(exc))
+    _stamp_upstream(conn, UPSTREAM_HEAD)
+
+
 def upgrade(engine):
     """Bring the database to this server's schema (see the module's
     docstring). Raises UnknownDatabase for one it must not touch."""
@@ -106,8 +114,7 @@ def upgrade(engine):
         if revision is None:
             _create_upstream_schema(conn)
         elif legacy_schema.is_legacy(revision):
-            legacy_schema.convert(conn)
-            _stamp_upstream(conn, UPSTREAM_HEAD)
+            _convert_legacy(conn)
         command.upgrade(_config(conn), 'head')
 
 

@@ -4,12 +4,11 @@ Set-based: read the names present, insert the missing ones in one
 multi-row statement. Custom rows are never touched; nothing is deleted.
 """
 
-import contextlib
-
 import os_resource_classes
 import os_traits
 import sqlalchemy as sa
 
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
 
 
@@ -32,39 +31,5 @@ def _insert(conn, table, rows):
         now = tables.utcnow()
         for row in rows:
             row['created_at'] = now
-        with _zero_is_an_id(conn):
+        with db_engine.zero_is_an_id(conn):
             conn.execute(table.insert(), rows)
-
-
-@contextlib.contextmanager
-def _zero_is_an_id(conn):
-    """VCPU's id is 0, which MySQL takes for "the next id" in an
-    auto-increment column unless told otherwise; this connection's mode
-    is put back afterwards (it returns to the pool)."""
-    if conn.dialect.name != 'mysql':
-        yield
-        return
-    mode = conn.exec_driver_sql('SELECT @@SESSION.sql_mode').scalar()
-    conn.exec_driver_sql(
-        "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, "
-        "'NO_AUTO_VALUE_ON_ZERO')")
-    try:
-        yield
-    finally:
-        conn.execute(sa.text('SET SESSION sql_mode = :mode'),
-                     {'mode': mode})
-
-
-def sync_standards(db):
-    """Insert missing standard classes and traits, each in its own
-    transaction (a concurrent start-up that loses the race retries)."""
-    for table, missing in ((tables.resource_classes, _missing_classes),
-                           (tables.traits, _missing_traits)):
-        for attempt in range(3):
-            try:
-                with db.write() as conn:
-                    _insert(conn, table, missing(conn))
-                break
-            except sa.exc.IntegrityError:
-                if attempt == 2:
-                    raise
