@@ -296,18 +296,3 @@ def zero_is_an_id(conn):
     finally:
         conn.execute(sa.text('SET SESSION sql_mode = :mode'),
                      {'mode': mode})
-
-
-def sync_standards(db):
-    """Insert missing standard classes and traits, each in its own
-    transaction (a concurrent start-up that loses the race retries)."""
-    for table, missing in ((tables.resource_classes, _missing_classes),
-                           (tables.traits, _missing_traits)):
-        for attempt in range(3):
-            try:
-                with db.write() as conn:
-                    _insert(conn, table, missing(conn))
-                break
-            except sa.exc.IntegrityError:
-                if attempt == 2:
-                    raise

@@ -33,3 +33,18 @@ def _insert(conn, table, rows):
             row['created_at'] = now
         with db_engine.zero_is_an_id(conn):
             conn.execute(table.insert(), rows)
+
+
+def sync_standards(db):
+    """Insert missing standard classes and traits, each in its own
+    transaction (a concurrent start-up that loses the race retries)."""
+    for table, missing in ((tables.resource_classes, _missing_classes),
+                           (tables.traits, _missing_traits)):
+        for attempt in range(3):
+            try:
+                with db.write() as conn:
+                    _insert(conn, table, missing(conn))
+                break
+            except sa.exc.IntegrityError:
+                if attempt == 2:
+                    raise
