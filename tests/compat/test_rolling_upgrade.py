@@ -171,6 +171,9 @@ class TestRollingUpgrade(testtools.TestCase):
         for side in (self.upstream, self.ours):
             self.addCleanup(side.remove_state)
         self.addOnException(self._attach_logs)
+        self._prepare_database()
+
+    def _prepare_database(self):
         # As an upgrade starts: upstream's database, taken over by ours.
         self.upstream.db_sync()
         self.ours.db_sync()
@@ -263,6 +266,11 @@ class TestRollingUpgrade(testtools.TestCase):
                 rows[(rp, 'VCPU')].used,
                 answer['provider_summaries'][rp]['resources']['VCPU']
                 ['used'], 'candidate usage of %s' % rp)
+        # A limit below the providers with room: some of them, none full.
+        first = self._candidates(client, 1, limit=1)
+        self.assertLessEqual(first, with_room, 'limit=1 offered a full one')
+        self.assertEqual(min(1, len(with_room)), len(first),
+                         'limit=1 against the rows')
 
     def test_each_side_sees_the_others_writes(self):
         """The issue's cases, one at a time: ours must answer from the
@@ -277,40 +285,75 @@ class TestRollingUpgrade(testtools.TestCase):
             rp, = self._small_providers(theirs, 1, 8)
             self.assertIn(rp, self._candidates(ours, 8))
             # Upstream fills it: ours must see it full.
-            first = self._claim(theirs, rp, 8)
+            first = self._claim(theirs, rp, {'VCPU': 8})
             self.assertEqual({'VCPU': 8}, self._usages(ours, rp))
             self.assertNotIn(rp, self._candidates(ours, 1))
-            self.assertEqual(409, self._try_claim(ours, rp, 1))
+            self.assertEqual(409, self._try_claim(ours, rp, {'VCPU': 1}))
             # Upstream frees it: ours must see the room again.
             theirs.call('DELETE', '/allocations/%s' % first)
             self.assertEqual({'VCPU': 0}, self._usages(ours, rp))
             self.assertIn(rp, self._candidates(ours, 8))
-            second = self._claim(ours, rp, 8)
+            second = self._claim(ours, rp, {'VCPU': 8})
             # Upstream deletes what ours wrote: the capacity comes back.
             theirs.call('DELETE', '/allocations/%s' % second)
             self.assertEqual({'VCPU': 0}, self._usages(ours, rp))
-            self._claim(ours, rp, 8)
+            self._claim(ours, rp, {'VCPU': 8})
         self.assert_within_capacity()
 
-    def _candidates(self, client, vcpu):
-        answer = client.get('/allocation_candidates?resources=VCPU:%d'
-                            '&limit=%d' % (vcpu, CANDIDATE_LIMIT))
+    def test_structure_written_by_upstream_reaches_ours(self):
+        """Inventory totals and child providers upstream writes change
+        ours' candidates and claims at once."""
+        with self.upstream.serve() as upstream_base, \
+                self.ours.serve() as our_base:
+            ours = upstream.Client(our_base)
+            theirs = upstream.Client(upstream_base)
+            rp, = self._small_providers(ours, 1, 8)
+            self.assertIn(rp, self._candidates(ours, 8))
+            # Upstream shrinks the total: ours must stop offering 8.
+            populate.set_inventories(theirs, rp, {'VCPU': {'total': 4}})
+            self.assertNotIn(rp, self._candidates(ours, 8))
+            self.assertEqual(409, self._try_claim(ours, rp, {'VCPU': 8}))
+            # Upstream adds a child with inventory: ours must offer it.
+            child = str(uuid.uuid4())
+            populate.create_provider(theirs, 'rolling-child', child,
+                                     parent=rp)
+            populate.set_inventories(theirs, child,
+                                     {'MEMORY_MB': {'total': 1024}})
+            self.assertIn(child, self._candidates(
+                ours, 1, extra=',MEMORY_MB:512'))
+            self._claim(ours, child, {'MEMORY_MB': 512})
+        self.assert_within_capacity()
+
+    def _candidates(self, client, vcpu, limit=CANDIDATE_LIMIT, extra=''):
+        answer = client.get('/allocation_candidates?resources=VCPU:%d%s'
+                            '&limit=%d' % (vcpu, extra, limit))
         return {rp for request in answer['allocation_requests']
                 for rp in request['allocations']}
 
     def _usages(self, client, rp):
         return client.get('/resource_providers/%s/usages' % rp)['usages']
 
-    def _try_claim(self, client, rp, vcpu):
+    def _try_claim(self, client, rp, resources):
         status, _answer = client.request(
             'PUT', '/allocations/%s' % uuid.uuid4(),
-            populate.allocation_body({rp: {'VCPU': vcpu}}, 'rolling',
+            populate.allocation_body({rp: resources}, 'rolling',
                                      'one-at-a-time', 'INSTANCE'))
         return status
 
-    def _claim(self, client, rp, vcpu):
+    def _claim(self, client, rp, resources):
         consumer = str(uuid.uuid4())
         client.call('PUT', '/allocations/%s' % consumer,
-                    populate.allocation_body({rp: {'VCPU': vcpu}}, 'rolling',
+                    populate.allocation_body({rp: resources}, 'rolling',
                                              'one-at-a-time', 'INSTANCE'))
         return consumer
+
+
+class TestRollingUpgradeOnOurDatabase(TestRollingUpgrade):
+    """The same on a database ours created: upstream must be able to
+    join it (its db sync and db version succeed), as when an upgrade is
+    rolled back."""
+
+    def _prepare_database(self):
+        self.ours.db_sync()
+        self.upstream.db_sync()
+        self.assertEqual(upstream.UPSTREAM_HEAD, self.upstream.db_version())
