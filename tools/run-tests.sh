@@ -3,13 +3,18 @@
 # N skipped". Exits non-zero if anything failed.
 #
 #   tools/run-tests.sh                 all suites, every reachable database
-#   tools/run-tests.sh unit            one suite: unit | server | functional | lint | docs
+#   tools/run-tests.sh unit            one suite: unit | server | functional |
+#                                      compat | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
 # PostgreSQL (127.0.0.1:5432, user postgres) and MariaDB/MySQL
 # (127.0.0.1:3306, user root) when they answer. Each run exports
 # OSC_PLACEMENT_TEST_DB_URL (empty for SQLite) to the tests.
+#
+# The compat suite runs upstream Placement 16.0.0 beside ours on each
+# database; upstream is installed by tools/upstream-venv.sh into a
+# virtualenv of its own (.venv-upstream), never into .venv.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -116,14 +121,26 @@ run_docs() {
     rm -rf "$out"
 }
 
-suites=${*:-lint docs unit server functional}
+# Upstream 16.0.0 in its own virtualenv, then the compat suite on every
+# reachable database (its tests create their own databases there).
+run_compat() {
+    if ! "$top/tools/upstream-venv.sh"; then
+        echo "=== compat: upstream's virtualenv failed to install (a failure)"
+        failed=$((failed + 1))
+        return
+    fi
+    run_on_databases compat
+}
+
+suites=${*:-lint docs unit server functional compat}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
         docs) run_docs ;;
         unit) run_suite unit ./tests/unit ;;
         server|functional) run_on_databases "$suite" ;;
-        *) echo "unknown suite $suite (unit, server, functional, lint, docs)"; exit 2 ;;
+        compat) run_compat ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, lint, docs)"; exit 2 ;;
     esac
 done
 

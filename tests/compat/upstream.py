@@ -1,0 +1,341 @@
+"""Upstream Placement 16.0.0 and our server as real processes on one
+database, for the compatibility tests.
+
+``Upstream(db_url)`` runs upstream's own ``placement-manage`` and its WSGI
+application under gunicorn from the separate virtualenv that
+``tools/upstream-venv.sh`` builds (upstream is never imported here, nor a
+dependency of our package). ``Ours(db_url)`` does the same with our
+``placement-manage`` and ``placement-server`` from the virtualenv running
+the tests. ``Client`` speaks plain HTTP with the noauth2 admin token.
+``new_database(test)`` gives each test a database of its own.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import sqlalchemy as sa
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+UPSTREAM_VENV = os.environ.get('OSC_PLACEMENT_UPSTREAM_VENV',
+                               os.path.join(TOP, '.venv-upstream'))
+# The head of upstream 16.0.0's alembic history.
+UPSTREAM_HEAD = 'a082b8bb98d0'
+DB_URL_ENV = 'OSC_PLACEMENT_TEST_DB_URL'
+READY_TIMEOUT = 60
+STOP_TIMEOUT = 15
+API_VERSION = '1.39'
+ADMIN_HEADERS = {'X-Auth-Token': 'admin', 'Accept': 'application/json'}
+
+# Each side's database driver: upstream's venv has psycopg2 and PyMySQL,
+# ours uses psycopg 3 and PyMySQL. SQLite URLs need no driver.
+UPSTREAM_DRIVERS = {'postgresql': 'postgresql+psycopg2',
+                    'mysql': 'mysql+pymysql'}
+OUR_DRIVERS = {'postgresql': 'postgresql+psycopg', 'mysql': 'mysql+pymysql'}
+
+
+def _with_driver(db_url, drivers):
+    url = sa.engine.make_url(db_url)
+    backend = url.get_backend_name()
+    if backend in drivers:
+        url = url.set(drivername=drivers[backend])
+    return url.render_as_string(hide_password=False)
+
+
+def upstream_url(db_url):
+    return _with_driver(db_url, UPSTREAM_DRIVERS)
+
+
+def our_url(db_url):
+    return _with_driver(db_url, OUR_DRIVERS)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def new_database(test):
+    """A database for this test alone: SQLite in a temporary directory, or
+    a uniquely named database on the server that OSC_PLACEMENT_TEST_DB_URL
+    names, dropped when the test ends. Returns our SQLAlchemy URL."""
+    server_url = os.environ.get(DB_URL_ENV, '').strip()
+    if not server_url:
+        tmp = tempfile.mkdtemp(prefix='ocp-compat-db-')
+        test.addCleanup(_remove_tree, tmp)
+        return 'sqlite:///%s/placement.sqlite' % tmp
+    url = sa.engine.make_url(our_url(server_url))
+    name = 'ocp_compat_%d_%s' % (os.getpid(), uuid.uuid4().hex[:8])
+    admin_db = 'postgres' if url.get_backend_name() == 'postgresql' else None
+    admin = sa.create_engine(url.set(database=admin_db),
+                             isolation_level='AUTOCOMMIT')
+    with admin.connect() as conn:
+        conn.exec_driver_sql('CREATE DATABASE %s' % name)
+    test.addCleanup(_drop_database, admin, name)
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def _remove_tree(path):
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _drop_database(admin, name):
+    # FORCE: a server that failed to stop must not keep the drop waiting.
+    force = ' WITH (FORCE)' if admin.dialect.name == 'postgresql' else ''
+    with admin.connect() as conn:
+        conn.exec_driver_sql('DROP DATABASE %s%s' % (name, force))
+    admin.dispose()
+
+
+class CommandFailed(AssertionError):
+    """A management command exited non-zero; carries its output."""
+
+
+class _Service:
+    """One side (upstream's or ours) on one database: a state directory
+    holding placement.conf and the logs, the management command, and the
+    API as a process."""
+
+    name = None
+
+    def __init__(self, db_url):
+        self.db_url = self.driver_url(db_url)
+        self.state = tempfile.mkdtemp(prefix='ocp-compat-%s-' % self.name)
+        self.conf_path = os.path.join(self.state, 'placement.conf')
+        self._write_conf()
+
+    def driver_url(self, db_url):
+        raise NotImplementedError
+
+    def _write_conf(self):
+        with open(self.conf_path, 'w') as f:
+            f.write('[DEFAULT]\ndebug = False\n\n'
+                    '[api]\nauth_strategy = noauth2\n\n'
+                    '[placement_database]\nconnection = %s\n'
+                    % self.db_url)
+
+    def manage_command(self):
+        raise NotImplementedError
+
+    def manage(self, *args):
+        """Run placement-manage with this side's configuration; return
+        (exit code, stdout and stderr together)."""
+        done = subprocess.run(
+            self.manage_command() + ['--config-file', self.conf_path]
+            + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=self._env(), timeout=300)
+        return done.returncode, done.stdout
+
+    def _checked_manage(self, *args):
+        code, output = self.manage(*args)
+        if code != 0:
+            raise CommandFailed('%s placement-manage %s exited %d:\n%s' % (
+                self.name, ' '.join(args), code, output))
+        return output
+
+    def db_sync(self):
+        return self._checked_manage('db', 'sync')
+
+    def _env(self):
+        env = dict(os.environ)
+        # Neither side may pick up a placement.conf from the environment.
+        env['OS_PLACEMENT_CONFIG_DIR'] = self.state
+        return env
+
+    def serve_command(self, port):
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def serve(self):
+        """The API as a process on a free loopback port; yields its base
+        URL and stops the process (and its workers) on the way out."""
+        port = free_port()
+        log_path = os.path.join(self.state, 'server-%d.log' % port)
+        with open(log_path, 'w') as log:
+            # A session of its own, so the stop reaches every worker.
+            popen = subprocess.Popen(
+                self.serve_command(port), stdout=log,
+                stderr=subprocess.STDOUT, env=self._env(),
+                cwd=self.state, start_new_session=True)
+        base = 'http://127.0.0.1:%d' % port
+        try:
+            _wait_until_ready(base, popen, log_path)
+            yield base
+        finally:
+            _stop(popen)
+
+    def remove_state(self):
+        _remove_tree(self.state)
+
+    def log_tail(self, lines=40):
+        """The end of every server log of this side, for failure
+        messages."""
+        text = []
+        for name in sorted(os.listdir(self.state)):
+            if name.startswith('server-'):
+                with open(os.path.join(self.state, name)) as f:
+                    text.append(''.join(f.readlines()[-lines:]))
+        return '\n'.join(text)
+
+
+class Upstream(_Service):
+    """Upstream Placement 16.0.0 from its own virtualenv."""
+
+    name = 'upstream'
+
+    def driver_url(self, db_url):
+        return upstream_url(db_url)
+
+    def _bin(self, name):
+        return os.path.join(UPSTREAM_VENV, 'bin', name)
+
+    def manage_command(self):
+        return [self._bin('placement-manage')]
+
+    def db_version(self):
+        return self._checked_manage('db', 'version').strip().splitlines()[-1]
+
+    def upgrade_to(self, revision):
+        """Bring the schema to an older upstream revision, with upstream's
+        own migrations (its placement-manage only goes to head)."""
+        script = (
+            'import sys\n'
+            'from oslo_config import cfg\n'
+            'from placement import conf, db_api\n'
+            'from placement.db.sqlalchemy import migration\n'
+            'config = cfg.ConfigOpts()\n'
+            'conf.register_opts(config)\n'
+            'config(["--config-file", sys.argv[1]], project="placement",\n'
+            '       default_config_files=None)\n'
+            'db_api.configure(config)\n'
+            'migration.upgrade(sys.argv[2])\n')
+        done = subprocess.run(
+            [self._bin('python'), '-c', script, self.conf_path, revision],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self._env(), timeout=300)
+        if done.returncode != 0:
+            raise CommandFailed('upstream upgrade to %s failed:\n%s' % (
+                revision, done.stdout))
+
+    def serve_command(self, port):
+        # placement.wsgi.api reads $OS_PLACEMENT_CONFIG_DIR/placement.conf.
+        # One sync worker: upstream on SQLite answers concurrent writes
+        # with "database is locked", and the tests keep its writers to
+        # one thread anyway.
+        return [self._bin('gunicorn'), '--no-control-socket',
+                '-b', '127.0.0.1:%d' % port, '-w', '1', '-k', 'sync',
+                '--timeout', '300', 'placement.wsgi.api:application']
+
+
+class Ours(_Service):
+    """Our server, from the virtualenv running the tests."""
+
+    name = 'ours'
+
+    def driver_url(self, db_url):
+        return our_url(db_url)
+
+    def _bin(self, name):
+        return os.path.join(os.path.dirname(sys.executable), name)
+
+    def manage_command(self):
+        return [self._bin('placement-manage')]
+
+    def db_version(self):
+        return self._checked_manage('db', 'version').strip().splitlines()[-1]
+
+    def serve_command(self, port):
+        return [self._bin('placement-server'), '--config-file',
+                self.conf_path, '--host', '127.0.0.1', '--port', str(port)]
+
+
+def _wait_until_ready(base, popen, log_path):
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if popen.poll() is not None:
+            break
+        try:
+            urllib.request.urlopen(base + '/', timeout=2).read()
+            return
+        except (OSError, urllib.error.URLError):
+            time.sleep(0.2)
+    _stop(popen)
+    with open(log_path) as f:
+        tail = ''.join(f.readlines()[-30:])
+    raise RuntimeError('server at %s did not answer (exit %s):\n%s' % (
+        base, popen.returncode, tail))
+
+
+def _stop(popen):
+    """SIGTERM to the whole session (gunicorn's master stops its workers;
+    ours does the same), SIGKILL if it lingers."""
+    if popen.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+
+
+class Client:
+    """Plain HTTP to one API, as the admin of a noauth2 server."""
+
+    def __init__(self, base, version=API_VERSION):
+        self.base = base
+        self.version = version
+
+    def request(self, method, path, body=None, version=None, roles=None):
+        """Return (status, decoded JSON body or None). ``roles`` replaces
+        the admin token's roles (noauth2 reads X-Roles)."""
+        headers = dict(ADMIN_HEADERS)
+        if roles:
+            headers['X-Roles'] = ','.join(roles)
+        headers['OpenStack-API-Version'] = 'placement %s' % (
+            version or self.version)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers['Content-Type'] = 'application/json'
+        req = urllib.request.Request(self.base + path, data=data,
+                                     headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                return resp.status, _decoded(resp.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, _decoded(exc.read())
+
+    def call(self, method, path, body=None, expect=(200, 201, 204),
+             version=None, roles=None):
+        """A request that must succeed: its body, or AssertionError."""
+        status, answer = self.request(method, path, body, version, roles)
+        if status not in expect:
+            raise AssertionError('%s %s%s -> %d %s' % (
+                method, self.base, path, status, answer))
+        return answer
+
+    def get(self, path, version=None):
+        return self.call('GET', path, version=version)
+
+
+def _decoded(raw):
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode(errors='replace')
