@@ -284,7 +284,7 @@ class TestLegacySchemaUpgrade(testtools.TestCase):
     def test_a_database_missing_a_table_is_refused(self):
         with self.engine.begin() as conn:
             legacy.resource_provider_traits.drop(conn)
-        error = self.assertRaises(legacy_schema.ConversionError,
+        error = self.assertRaises(migration.UnknownDatabase,
                                   migration.upgrade, self.engine)
         self.assertIn('resource_provider_traits', str(error))
         # Refused before any change, even on MySQL, which cannot roll

@@ -113,11 +113,11 @@ def _constraint_key(fk):
 
 
 def _ordered_foreign_keys(table):
-    """The table's foreign keys in the order CREATE TABLE lists them:
-    that of their columns (MySQL numbers unnamed ones in that order)."""
-    position = {c.name: i for i, c in enumerate(table.columns)}
+    """The table's foreign keys in the order CREATE TABLE lists them,
+    that of their declaration in db/tables.py (MySQL numbers unnamed
+    ones in that order)."""
     return sorted(table.foreign_key_constraints,
-                  key=lambda fk: position[fk.columns[0].name])
+                  key=lambda fk: fk._creation_order)
 
 
 def _unnamed_fk_names(table, dialect):

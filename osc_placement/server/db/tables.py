@@ -44,10 +44,13 @@ resource_providers = _table(
     sa.Column('name', sa.Unicode(200)),
     # Nullable as upstream's; every writer sets it.
     sa.Column('generation', sa.Integer, default=0),
-    sa.Column('root_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id')),
-    sa.Column('parent_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id')),
+    sa.Column('root_provider_id', sa.Integer),
+    sa.Column('parent_provider_id', sa.Integer),
+    # In upstream's order: MySQL numbers unnamed foreign keys
+    # (<table>_ibfk_N) in the order CREATE TABLE lists them.
+    sa.ForeignKeyConstraint(['parent_provider_id'],
+                            ['resource_providers.id']),
+    sa.ForeignKeyConstraint(['root_provider_id'], ['resource_providers.id']),
     sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
     sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
     sa.Index('resource_providers_parent_provider_id_idx',
@@ -105,10 +108,11 @@ traits = _table(
 
 resource_provider_traits = _table(
     'resource_provider_traits',
-    sa.Column('trait_id', sa.Integer, sa.ForeignKey('traits.id'),
-              primary_key=True),
-    sa.Column('resource_provider_id', sa.Integer,
-              sa.ForeignKey('resource_providers.id'), primary_key=True),
+    sa.Column('trait_id', sa.Integer, primary_key=True),
+    sa.Column('resource_provider_id', sa.Integer, primary_key=True),
+    sa.ForeignKeyConstraint(['resource_provider_id'],
+                            ['resource_providers.id']),
+    sa.ForeignKeyConstraint(['trait_id'], ['traits.id']),
     sa.Index('resource_provider_traits_resource_provider_trait_idx',
              'resource_provider_id', 'trait_id'))
 
