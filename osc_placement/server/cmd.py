@@ -74,7 +74,8 @@ def _parser():
     parser.add_argument('--access-log', action='store_true',
                         help=argparse.SUPPRESS)
     parser.add_argument('command', nargs='*', default=['serve'],
-                        help='serve (default), "db sync" or "db version".')
+                        help='serve (default), "db sync", "db version" '
+                             'or "db hand-back".')
     return parser
 
 
@@ -176,7 +177,8 @@ def serve(conf, quickstart=False):
 
 
 COMMANDS = {('serve',): serve, ('db', 'sync'): manage.db_sync,
-            ('db', 'version'): manage.db_version}
+            ('db', 'version'): manage.db_version,
+            ('db', 'hand-back'): manage.db_hand_back}
 
 
 def main(argv=None):

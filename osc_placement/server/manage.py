@@ -53,6 +53,17 @@ def db_sync(conf):
     return 0
 
 
+def db_hand_back(conf):
+    """Remove this server's additions (``placement-server db
+    hand-back``; upstream's placement-manage has no such command)."""
+    engine = _engine(conf)
+    try:
+        migration.hand_back(engine)
+    finally:
+        engine.dispose()
+    return 0
+
+
 def db_version(conf):
     engine = _engine(conf)
     try:

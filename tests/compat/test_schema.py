@@ -1,5 +1,5 @@
 """The schema our ``db sync`` creates is upstream Placement 16.0.0's
-schema plus our additions.
+schema plus our additions, and ``db hand-back`` leaves upstream's alone.
 
 Upstream builds one database with its own ``placement-manage db sync``;
 ours builds another; both are described by reflection (tables, columns
@@ -33,10 +33,10 @@ class TestSchemaIsUpstreams(testtools.TestCase):
         theirs_url = upstream.new_database(self)
         ours_url = upstream.new_database(self)
         upstream.Upstream(theirs_url).db_sync()
-        ours = upstream.Ours(ours_url)
-        self.addCleanup(ours.remove_state)
-        ours.db_sync()
-        self.theirs, _ = _described(self, theirs_url)
+        self.ours_side = upstream.Ours(ours_url)
+        self.addCleanup(self.ours_side.remove_state)
+        self.ours_side.db_sync()
+        self.theirs, self.their_engine = _described(self, theirs_url)
         self.ours, self.our_engine = _described(self, ours_url)
 
     def test_upstream_tables_equal(self):
@@ -46,6 +46,17 @@ class TestSchemaIsUpstreams(testtools.TestCase):
 
     def test_only_our_tables_added(self):
         self.assertEqual(OUR_TABLES, set(self.ours) - set(self.theirs))
+
+    def test_hand_back_leaves_exactly_upstreams_schema(self):
+        self.ours_side.hand_back()
+        handed_back = schema_compare.describe(self.our_engine)
+        self.assertEqual(
+            [], schema_compare.differences(self.theirs, handed_back))
+        self.assertEqual(schema_compare.trigger_names(self.their_engine),
+                         schema_compare.trigger_names(self.our_engine))
+        # And it can be taken over again.
+        self.ours_side.db_sync()
+        self.assertEqual(self.ours, schema_compare.describe(self.our_engine))
 
     def test_upstream_revision_recorded(self):
         with self.our_engine.connect() as conn:

@@ -256,6 +256,17 @@ class Ours(_Service):
     def db_version(self):
         return self._checked_manage('db', 'version').strip().splitlines()[-1]
 
+    def hand_back(self):
+        """``placement-server db hand-back``: our additions removed."""
+        done = subprocess.run(
+            [self._bin('placement-server'), '--config-file', self.conf_path,
+             'db', 'hand-back'], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self._env(),
+            timeout=300)
+        if done.returncode:
+            raise CommandFailed('placement-server db hand-back exited %d:\n'
+                                '%s' % (done.returncode, done.stdout))
+
     def serve_command(self, port):
         return [self._bin('placement-server'), '--config-file',
                 self.conf_path, '--host', '127.0.0.1', '--port', str(port)]

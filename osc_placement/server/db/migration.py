@@ -118,6 +118,15 @@ def upgrade(engine):
         command.upgrade(_config(conn), 'head')
 
 
+def hand_back(engine):
+    """Remove everything this server added (its tables, triggers and
+    version table), leaving upstream's schema and rows as upstream
+    16.0.0 would have them. ``upgrade`` takes the database over again."""
+    with engine.begin() as conn:
+        command.downgrade(_config(conn), 'base')
+        sa.Table(VERSION_TABLE, sa.MetaData()).drop(conn, checkfirst=True)
+
+
 def stamp(engine, revision):
     """Record ``revision`` as upstream's schema revision, as upstream's
     ``db stamp`` does (upstream's own revisions, or ``head``)."""

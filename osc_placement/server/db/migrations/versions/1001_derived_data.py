@@ -21,6 +21,7 @@ Revises:
 Create Date: 2026-12-02 12:10:00
 """
 
+import re
 import uuid
 
 from alembic import op
@@ -257,6 +258,28 @@ def _sum_usage(conn):
            if conn.dialect.name == 'mysql' else
            "ON CONFLICT (resource_provider_id, resource_class_id) "
            "DO UPDATE SET used = excluded.used")))
+
+
+def _created(pattern, statements):
+    return [match.groups() for match in
+            (re.search(pattern, s, re.DOTALL) for s in statements)
+            if match]
+
+
+def downgrade():
+    """Hand the database back as upstream's alone: every trigger,
+    function and table made above dropped; upstream's rows untouched."""
+    conn = op.get_bind()
+    statements = TRIGGERS[conn.dialect.name]
+    for name, table in _created(r'CREATE (?:CONSTRAINT )?TRIGGER (\w+)'
+                                r'.*? ON (\w+)', statements):
+        on_table = ' ON %s' % table if conn.dialect.name == 'postgresql' \
+            else ''
+        conn.exec_driver_sql('DROP TRIGGER %s%s' % (name, on_table))
+    for (name,) in _created(r'CREATE FUNCTION (\w+)', statements):
+        conn.exec_driver_sql('DROP FUNCTION %s()' % name)
+    op.drop_table('provider_structure')
+    op.drop_table('usage_totals')
 
 
 def upgrade():
