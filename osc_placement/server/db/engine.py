@@ -272,11 +272,39 @@ class Database:
             except Retry:
                 if last:
                     raise
+                _log_retry(fn, attempt, 'a generation or row changed')
             except sa.exc.IntegrityError:
                 # A concurrent insert of the same key: re-run, and the
                 # re-run's own checks give the proper answer (e.g. 409).
                 if attempt >= _INTEGRITY_RETRIES or last:
                     raise
+                _log_retry(fn, attempt, 'a concurrent insert of a key')
             except sa.exc.DBAPIError as exc:
                 if last or not _is_retryable(exc):
                     raise
+                _log_retry(fn, attempt, _retry_reason(exc))
+
+
+# The word operators (and benchmarks/replicated_writes.py) count: one
+# line per re-run write, so that conflicts between API hosts show in the
+# logs rather than only as slower answers.
+RETRY_LOG_MARKER = 'Write retried'
+
+
+def _log_retry(fn, attempt, reason):
+    LOG.info('%s (%s, attempt %d): %s', RETRY_LOG_MARKER,
+             getattr(fn, '__name__', 'write'), attempt + 1, reason)
+
+
+def _retry_reason(exc):
+    """A short name for a retryable database error: a Galera node refusing
+    a commit certified against another node's reports a deadlock (1213)
+    at COMMIT, as InnoDB reports a local lock cycle."""
+    orig = getattr(exc, 'orig', None)
+    args = getattr(orig, 'args', ())
+    if args and args[0] == 1213:
+        return 'deadlock (MySQL 1213)'
+    if args and args[0] == 1205:
+        return 'lock wait timeout (MySQL 1205)'
+    return 'serialization failure or deadlock (SQLSTATE %s)' % getattr(
+        orig, 'sqlstate', '?')
