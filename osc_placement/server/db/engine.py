@@ -241,11 +241,19 @@ class Database:
         self._reads_need_transaction = engine.dialect.name != 'postgresql'
 
     @contextlib.contextmanager
-    def read(self):
+    def read(self, snapshot=False):
+        """A connection for reads. ``snapshot``: every statement sees the
+        same committed state, for a read of several statements whose
+        answer must be one state (allocations and the generation a
+        client writes them back with); on PostgreSQL that takes a
+        REPEATABLE READ transaction, elsewhere every read has one."""
         with self._lock, self.engine.connect() as conn:
             if not self._reads_need_transaction:
-                yield conn.execution_options(isolation_level='AUTOCOMMIT')
-                return
+                if not snapshot:
+                    yield conn.execution_options(isolation_level='AUTOCOMMIT')
+                    return
+                conn = conn.execution_options(
+                    isolation_level='REPEATABLE READ')
             with conn.begin():
                 yield conn
 
@@ -268,14 +276,42 @@ class Database:
             except Retry:
                 if last:
                     raise
+                _log_retry(fn, attempt, 'a generation or row changed')
             except sa.exc.IntegrityError:
                 # A concurrent insert of the same key: re-run, and the
                 # re-run's own checks give the proper answer (e.g. 409).
                 if attempt >= _INTEGRITY_RETRIES or last:
                     raise
+                _log_retry(fn, attempt, 'a concurrent insert of a key')
             except sa.exc.DBAPIError as exc:
                 if last or not _is_retryable(exc):
                     raise
+                _log_retry(fn, attempt, _retry_reason(exc))
+
+
+# The word operators (and benchmarks/replicated_writes.py) count: one
+# line per re-run write, so that conflicts between API hosts show in the
+# logs rather than only as slower answers.
+RETRY_LOG_MARKER = 'Write retried'
+
+
+def _log_retry(fn, attempt, reason):
+    LOG.info('%s (%s, attempt %d): %s', RETRY_LOG_MARKER,
+             getattr(fn, '__name__', 'write'), attempt + 1, reason)
+
+
+def _retry_reason(exc):
+    """A short name for a retryable database error: a Galera node refusing
+    a commit certified against another node's reports a deadlock (1213)
+    at COMMIT, as InnoDB reports a local lock cycle."""
+    orig = getattr(exc, 'orig', None)
+    args = getattr(orig, 'args', ())
+    if args and args[0] == 1213:
+        return 'deadlock (MySQL 1213)'
+    if args and args[0] == 1205:
+        return 'lock wait timeout (MySQL 1205)'
+    return 'serialization failure or deadlock (SQLSTATE %s)' % getattr(
+        orig, 'sqlstate', '?')
 
 
 @contextlib.contextmanager

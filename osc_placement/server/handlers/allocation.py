@@ -18,7 +18,11 @@ from osc_placement.server.schemas import allocation as schema
 def get_allocations(req):
     req.authorize('placement:allocations:list')
     uuid = req.url_vars['consumer_uuid']
-    with req.db.read() as conn:
+    # One snapshot for both statements: between them another writer may
+    # delete the consumer (allocations answered without a generation) or
+    # move it (old allocations with the new generation, which a client's
+    # read-modify-write would then overwrite unseen).
+    with req.db.read(snapshot=True) as conn:
         allocations, latest = alloc_obj.for_consumer(conn, uuid)
         consumer = consumer_obj.get(conn, uuid) if allocations else None
     body = {'allocations': allocations}
