@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Run placement-manage and placement-status of upstream Placement 16.0.0
 # and ours side by side on the same inputs and compare exit codes and
-# output. Upstream lives in its own venv (never a dependency of ours):
+# output. Upstream lives in its own venv (never a dependency of ours),
+# the one tools/upstream-venv.sh builds:
 #
-#   python3 -m venv /tmp/anchor-venv
-#   /tmp/anchor-venv/bin/pip install -r ../shared/anchor/anchor-venv-freeze.txt
-#   ANCHOR_VENV=/tmp/anchor-venv tools/compare-upstream-commands.sh
+#   bash tools/upstream-venv.sh
+#   tools/compare-upstream-commands.sh
 #
 # Each side gets its own SQLite database. Differences that are expected
-# are normalised before comparing: the schema revision ids (ours are our
-# own migrations; issue 20 covers taking over upstream's database), the
-# version string, and Python tracebacks (upstream lets oslo.config's
-# errors escape as tracebacks; ours prints the same message as one line;
-# both exit 1). Exits non-zero when anything else differs.
+# are normalised before comparing: the version string, and Python
+# tracebacks (upstream lets oslo.config's errors escape as tracebacks;
+# ours prints the same message as one line; both exit 1). Exits non-zero
+# when anything else differs.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ours=${OSC_PLACEMENT_VENV:-$top/.venv}/bin
-theirs=${ANCHOR_VENV:-/tmp/anchor-venv}/bin
+theirs=${OSC_PLACEMENT_UPSTREAM_VENV:-$top/.venv-upstream}/bin
 [ -x "$theirs/placement-manage" ] || { echo "no upstream venv at $theirs"; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,6 +31,13 @@ done
 cases=(
     "placement-manage db version"
     "placement-manage --config-file CONF db version"
+    "placement-manage --config-file CONF db sync"
+    "placement-manage --config-file CONF db version"
+    "placement-manage --config-file CONF db stamp 422ece571366"
+    "placement-manage --config-file CONF db version"
+    "placement-manage --config-file CONF db stamp head"
+    "placement-manage --config-file CONF db version"
+    "placement-manage --config-file CONF db stamp pony"
     "placement-manage --config-file CONF db sync"
     "placement-manage --config-file CONF db online_data_migrations"
     "placement-manage --config-file CONF db online_data_migrations --max-count 0"
@@ -51,11 +57,11 @@ cases=(
 )
 
 normalise() {
-    # Revision ids, versions, tracebacks, per-side paths, log lines.
-    sed -E -e 's/^[0-9a-f]{12}$/REVISION/; s/^[0-9]{4}_[a-z_]+$/REVISION/' \
-        -e "s#$work/(ours|theirs)#WORK#g" \
-        -e 's/^(oslo_config\.cfg\.[A-Za-z]+: |placement-(manage|status): )/ERROR: /' \
-        | grep -v -E '^(Traceback|  File |    |[0-9]{4}-[0-9]{2}-[0-9]{2} )' || true
+    # Versions, tracebacks (with their chained causes), per-side paths,
+    # log lines.
+    sed -E -e "s#$work/(ours|theirs)#WORK#g" \
+        -e 's/^(oslo_config\.cfg\.[A-Za-z]+: |placement-(manage|status): |alembic\.util\.exc\.CommandError: )/ERROR: /' \
+        | grep -v -E '^(Traceback|  File |    |[0-9]{4}-[0-9]{2}-[0-9]{2} |alembic\.script\.revision\.ResolutionError: |The above exception was the direct cause|$)' || true
 }
 
 differ=0

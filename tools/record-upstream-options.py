@@ -1,8 +1,8 @@
 """Record every option upstream Placement registers, with its default.
 
-Run with the Python of a venv holding openstack-placement (see
-../shared/anchor/README.md), e.g.
-    /tmp/anchor-venv/bin/python tools/record-upstream-options.py \
+Run with the Python of the venv tools/upstream-venv.sh builds:
+    bash tools/upstream-venv.sh
+    .venv-upstream/bin/python tools/record-upstream-options.py \
         > tests/server/data/upstream-16.0.0-options.json
 tests/server/test_config.py checks ours against the file.
 """
