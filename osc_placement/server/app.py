@@ -383,6 +383,7 @@ def init_database(conf):
     db_engine.wait_for_database(engine, db_conf)
     if db_conf.sync_on_startup:
         migration.upgrade(engine)
+    migration.require_current(engine)
     db = db_engine.Database(
         engine, conf.placement.allocation_conflict_retry_count)
     sync.sync_standards(db)

@@ -166,6 +166,8 @@ def serve(conf, quickstart=False):
     if conf.placement_database.sync_on_startup:
         if manage.db_sync(conf):
             return EXIT_SERVE_FAILED
+    elif manage.check_current(conf):
+        return EXIT_SERVE_FAILED
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
     try:

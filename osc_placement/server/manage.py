@@ -64,6 +64,20 @@ def db_hand_back(conf):
     return 0
 
 
+def check_current(conf):
+    """0 if the database is at this server's schema, else 1 with the
+    reason (a server must not start on it)."""
+    engine = _engine(conf)
+    try:
+        migration.require_current(engine)
+    except migration.NotCurrent as exc:
+        print('ERROR: %s' % exc, file=sys.stderr)
+        return 1
+    finally:
+        engine.dispose()
+    return 0
+
+
 def db_version(conf):
     engine = _engine(conf)
     try:

@@ -76,3 +76,22 @@ class TestCommand(testtools.TestCase):
 
     def test_unknown_command(self):
         self.assertRaises(SystemExit, cmd.main, ['db', 'pony'])
+
+    def test_serve_refused_on_a_database_not_taken_over(self):
+        """Without sync_on_startup, a database lacking this server's
+        additions (an upstream one, or one handed back) is refused with
+        the reason, rather than served with 500s."""
+        url = 'sqlite:///%s/handed-back.db' % self.tmp
+        self.assertEqual(0, cmd.main(['--db-url', url, 'db', 'sync']))
+        self.assertEqual(0, cmd.main(['--db-url', url, 'db', 'hand-back']))
+        path = os.path.join(self.tmp, 'placement.conf')
+        with open(path, 'w') as f:
+            f.write('[api]\nauth_strategy = noauth2\n'
+                    '[placement_database]\nconnection = %s\n'
+                    'sync_on_startup = False\n' % url)
+        stderr = self.useFixture(fixtures.StringStream('stderr')).stream
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', stderr))
+        self.assertEqual(cmd.EXIT_SERVE_FAILED,
+                         cmd.main(['--config-file', path]))
+        stderr.seek(0)
+        self.assertIn('run "placement-manage db sync" first', stderr.read())

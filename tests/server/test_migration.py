@@ -13,6 +13,7 @@ import testtools
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import tables
+from tests.server import schema_compare
 
 # Upstream Placement 16.0.0's head: what ``db version`` prints.
 HEAD_REVISION = 'a082b8bb98d0'
@@ -111,3 +112,50 @@ class TestMigration(testtools.TestCase):
                           self.engine, '0001_initial')
         self.assertEqual(HEAD_REVISION,
                          migration.current_version(self.engine))
+
+
+class TestRunsAgain(testtools.TestCase):
+    """MySQL commits each DDL statement: a db sync or hand-back that
+    failed half way leaves part of its work, and the next run must finish
+    it. On the database OSC_PLACEMENT_TEST_DB_URL names."""
+
+    def setUp(self):
+        super().setUp()
+        self.engine = self.useFixture(
+            schema_compare.ScratchDatabase('runs_again')).engine
+        migration.upgrade(self.engine)
+        self.complete = (schema_compare.describe(self.engine),
+                         schema_compare.trigger_names(self.engine))
+
+    def half_done(self):
+        """As if the run stopped after the tables and one trigger, before
+        recording its revision."""
+        with self.engine.begin() as conn:
+            conn.execute(sa.text('DELETE FROM osc_placement_version'))
+            name = schema_compare.trigger_names(self.engine)[-1]
+            table = ''
+            if conn.dialect.name == 'postgresql':
+                table = ' ON %s' % conn.exec_driver_sql(
+                    "SELECT tgrelid::regclass FROM pg_trigger "
+                    "WHERE tgname = '%s' LIMIT 1" % name).scalar()
+            conn.exec_driver_sql('DROP TRIGGER %s%s' % (name, table))
+
+    def test_sync_finishes_a_half_done_sync(self):
+        self.half_done()
+        migration.upgrade(self.engine)
+        self.assertEqual(self.complete,
+                         (schema_compare.describe(self.engine),
+                          schema_compare.trigger_names(self.engine)))
+        self.assertEqual(OUR_HEAD, migration.our_version(self.engine))
+
+    def test_hand_back_finishes_a_half_done_hand_back(self):
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql('DROP TABLE provider_structure')
+        migration.hand_back(self.engine)
+        self.assertEqual([], schema_compare.trigger_names(self.engine))
+        self.assertFalse({'usage_totals', 'osc_placement_version'}
+                         & set(sa.inspect(self.engine).get_table_names()))
+        self.assertRaises(migration.NotCurrent, migration.require_current,
+                          self.engine)
+        migration.upgrade(self.engine)
+        migration.require_current(self.engine)

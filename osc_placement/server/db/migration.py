@@ -25,6 +25,7 @@ import os
 from alembic import command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
+from alembic import script as alembic_script
 import sqlalchemy as sa
 
 from osc_placement.server.db import legacy_schema
@@ -40,6 +41,11 @@ OLDER_UPSTREAM = ('b4ed3a175331', '611cd6dffd7b', 'b5c396305c25',
 
 class UnknownDatabase(Exception):
     """The database is not one this server can take over as it is."""
+
+
+class NotCurrent(Exception):
+    """The database lacks this server's current additions: it serves
+    only after ``db sync``."""
 
 
 def _config(connection):
@@ -105,10 +111,20 @@ def _convert_legacy(conn):
     _stamp_upstream(conn, UPSTREAM_HEAD)
 
 
+def _migrating(engine):
+    """A connection for migrations. On MySQL at REPEATABLE READ whatever
+    the server's default: there InnoDB's INSERT ... SELECT that sums the
+    usage locks the allocations it reads, so a write landing meanwhile
+    waits rather than being summed over (db/migrations' 1001)."""
+    if engine.dialect.name == 'mysql':
+        return engine.execution_options(isolation_level='REPEATABLE READ')
+    return engine
+
+
 def upgrade(engine):
     """Bring the database to this server's schema (see the module's
     docstring). Raises UnknownDatabase for one it must not touch."""
-    with engine.begin() as conn:
+    with _migrating(engine).begin() as conn:
         _check_known(conn)
         revision = _upstream_revision(conn)
         if revision is None:
@@ -122,7 +138,7 @@ def hand_back(engine):
     """Remove everything this server added (its tables, triggers and
     version table), leaving upstream's schema and rows as upstream
     16.0.0 would have them. ``upgrade`` takes the database over again."""
-    with engine.begin() as conn:
+    with _migrating(engine).begin() as conn:
         command.downgrade(_config(conn), 'base')
         sa.Table(VERSION_TABLE, sa.MetaData()).drop(conn, checkfirst=True)
 
@@ -153,3 +169,20 @@ def our_version(engine):
         return alembic_migration.MigrationContext.configure(
             conn, opts={'version_table': VERSION_TABLE}
         ).get_current_revision()
+
+
+def our_head():
+    return alembic_script.ScriptDirectory.from_config(
+        _config(None)).get_current_head()
+
+
+def require_current(engine):
+    """Raise NotCurrent unless this server's migrations are at head: a
+    server must not answer from a database whose derived tables are
+    missing or stale (one not taken over yet, or handed back)."""
+    found = our_version(engine)
+    if found != our_head():
+        raise NotCurrent(
+            'The database is not at this server\'s schema (its revision '
+            'is %s, this server needs %s): run "placement-manage db sync" '
+            'first.' % (found, our_head()))

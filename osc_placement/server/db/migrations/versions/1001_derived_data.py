@@ -14,7 +14,14 @@ The triggers are created before the totals are summed: on PostgreSQL
 creating them locks ``allocations`` against writers until this
 transaction commits; on MySQL, which commits each DDL statement, a write
 landing between the two is counted by its trigger and then by the sum,
-which overwrites rather than adds.
+which overwrites rather than adds (the sum runs at REPEATABLE READ, where
+InnoDB's INSERT ... SELECT locks the rows it reads: see
+db/migration.py).
+
+Each step can run again: MySQL commits each DDL statement, so a run that
+failed half way (say, creating triggers without the privilege) leaves
+some of them; the next run finishes the work. The same holds for the
+downgrade (``placement-server db hand-back``).
 
 Revision ID: 1001_derived_data
 Revises:
@@ -44,21 +51,23 @@ PROVIDER_STRUCTURE_COLUMNS = ('uuid', 'name', 'root_provider_id',
 
 _POSTGRESQL = [
     """
-    CREATE FUNCTION osc_placement_new_stamp() RETURNS trigger
+    CREATE OR REPLACE FUNCTION osc_placement_new_stamp() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
-        -- Once per transaction: the first row's trigger sets a stamp
-        -- ending in this transaction's id, the others find it set.
-        UPDATE provider_structure
-        SET version = md5(random()::text || clock_timestamp()::text)
-                      || ':' || txid_current()
-        WHERE id = 1
-          AND split_part(version, ':', 2) <> txid_current()::text;
+        -- Once per transaction: the first row's trigger sets a new stamp
+        -- and a setting local to the transaction, which the others find.
+        IF current_setting('osc_placement.stamped', true)
+                IS DISTINCT FROM 'yes' THEN
+            UPDATE provider_structure
+            SET version = replace(gen_random_uuid()::text, '-', '')
+            WHERE id = 1;
+            PERFORM set_config('osc_placement.stamped', 'yes', true);
+        END IF;
         RETURN NULL;
     END $$
     """,
     """
-    CREATE FUNCTION osc_placement_usage_on_update() RETURNS trigger
+    CREATE OR REPLACE FUNCTION osc_placement_usage_on_update() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         -- In key order, so that writers lock shared rows in one order.
@@ -79,7 +88,7 @@ _POSTGRESQL = [
     END $$
     """,
     """
-    CREATE FUNCTION osc_placement_usage_on_insert() RETURNS trigger
+    CREATE OR REPLACE FUNCTION osc_placement_usage_on_insert() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         INSERT INTO usage_totals
@@ -94,7 +103,7 @@ _POSTGRESQL = [
     END $$
     """,
     """
-    CREATE FUNCTION osc_placement_usage_on_delete() RETURNS trigger
+    CREATE OR REPLACE FUNCTION osc_placement_usage_on_delete() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         INSERT INTO usage_totals
@@ -109,7 +118,7 @@ _POSTGRESQL = [
     END $$
     """,
     """
-    CREATE FUNCTION osc_placement_forget_providers() RETURNS trigger
+    CREATE OR REPLACE FUNCTION osc_placement_forget_providers() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         DELETE FROM usage_totals
@@ -231,18 +240,32 @@ _SQLITE = [
 TRIGGERS = {'postgresql': _POSTGRESQL, 'mysql': _MYSQL, 'sqlite': _SQLITE}
 
 
-def _create_tables():
-    op.create_table(
-        'usage_totals',
-        sa.Column('resource_provider_id', sa.Integer, primary_key=True,
-                  autoincrement=False),
-        sa.Column('resource_class_id', sa.Integer, primary_key=True,
-                  autoincrement=False),
-        sa.Column('used', sa.BigInteger, nullable=False))
-    op.create_table(
-        'provider_structure',
-        sa.Column('id', sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column('version', sa.String(64), nullable=False))
+_TABLES = (
+    ('usage_totals',
+     lambda: (sa.Column('resource_provider_id', sa.Integer, primary_key=True,
+                        autoincrement=False),
+              sa.Column('resource_class_id', sa.Integer, primary_key=True,
+                        autoincrement=False),
+              sa.Column('used', sa.BigInteger, nullable=False))),
+    ('provider_structure',
+     lambda: (sa.Column('id', sa.Integer, primary_key=True,
+                        autoincrement=False),
+              sa.Column('version', sa.String(64), nullable=False))),
+)
+
+
+def _create_missing_tables(conn):
+    for name, columns in _TABLES:
+        if not sa.inspect(conn).has_table(name):
+            op.create_table(name, *columns())
+
+
+def _insert_stamp_row(conn):
+    if conn.execute(sa.text(
+            'SELECT count(*) FROM provider_structure')).scalar() == 0:
+        conn.execute(sa.text('INSERT INTO provider_structure (id, version) '
+                             'VALUES (1, :stamp)'),
+                     {'stamp': uuid.uuid4().hex})
 
 
 def _sum_usage(conn):
@@ -266,28 +289,37 @@ def _created(pattern, statements):
             if match]
 
 
+def _drop_triggers(conn):
+    """Drop every trigger and function this migration creates that
+    exists."""
+    statements = TRIGGERS[conn.dialect.name]
+    postgresql = conn.dialect.name == 'postgresql'
+    for name, table in _created(r'CREATE (?:CONSTRAINT )?TRIGGER (\w+)'
+                                r'.*? ON (\w+)', statements):
+        conn.exec_driver_sql('DROP TRIGGER IF EXISTS %s%s' % (
+            name, ' ON %s' % table if postgresql else ''))
+    for (name,) in _created(r'CREATE OR REPLACE FUNCTION (\w+)',
+                            statements):
+        conn.exec_driver_sql('DROP FUNCTION IF EXISTS %s()' % name)
+
+
 def downgrade():
     """Hand the database back as upstream's alone: every trigger,
     function and table made above dropped; upstream's rows untouched."""
     conn = op.get_bind()
-    statements = TRIGGERS[conn.dialect.name]
-    for name, table in _created(r'CREATE (?:CONSTRAINT )?TRIGGER (\w+)'
-                                r'.*? ON (\w+)', statements):
-        on_table = ' ON %s' % table if conn.dialect.name == 'postgresql' \
-            else ''
-        conn.exec_driver_sql('DROP TRIGGER %s%s' % (name, on_table))
-    for (name,) in _created(r'CREATE FUNCTION (\w+)', statements):
-        conn.exec_driver_sql('DROP FUNCTION %s()' % name)
-    op.drop_table('provider_structure')
-    op.drop_table('usage_totals')
+    _drop_triggers(conn)
+    for name, _ in reversed(_TABLES):
+        if sa.inspect(conn).has_table(name):
+            op.drop_table(name)
 
 
 def upgrade():
     conn = op.get_bind()
-    _create_tables()
-    conn.execute(sa.text(
-        "INSERT INTO provider_structure (id, version) VALUES (1, :stamp)"),
-        {'stamp': uuid.uuid4().hex})
+    _create_missing_tables(conn)
+    _insert_stamp_row(conn)
+    # Dropped first: a trigger left by a run that failed half way is
+    # created again like the others.
+    _drop_triggers(conn)
     for statement in TRIGGERS[conn.dialect.name]:
         conn.exec_driver_sql(statement)
     _sum_usage(conn)
