@@ -165,7 +165,8 @@ upstream_version = sa.Table(
 
 # What this server adds, created by its own migrations
 # (db/migrations, history in the osc_placement_version table) and kept
-# right for every writer by database triggers (db/triggers.py).
+# right for every writer by database triggers
+# (db/migrations/versions/1001_derived_data.py).
 
 # sum(allocations.used) per provider and class, for the candidate
 # search, which reads thousands at once. 64 bits: the sum of 32-bit

@@ -153,6 +153,17 @@ def _load_providers_statement(dialect):
 
 
 @functools.lru_cache(maxsize=None)
+def _lock_usage_statement(dialect):
+    return (sa.select(_USAGE.c.resource_provider_id)
+            .select_from(_USAGE.join(
+                _RP, _RP.c.id == _USAGE.c.resource_provider_id))
+            .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids'))
+            .order_by(_USAGE.c.resource_provider_id,
+                      _USAGE.c.resource_class_id)
+            .with_for_update(of=_USAGE))
+
+
+@functools.lru_cache(maxsize=None)
 def _lock_providers_statement(dialect):
     return (sa.select(_RP.c.id)
             .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids'))
@@ -253,10 +264,19 @@ def _queue_for_providers(conn, uuids):
     that follow see what the previous lock holder committed (a new
     statement snapshot on PostgreSQL, the first consistent read on
     MySQL). SQLite's write transactions are already one at a time. The
-    swap in _bump_providers still guards correctness on its own."""
+    swap in _bump_providers still guards correctness on its own.
+
+    The providers' usage rows are locked first, in key order: any
+    writer of allocations takes them before the provider row (upstream
+    Placement's writes insert the allocations, whose trigger locks them,
+    then bump the generation), so writers of one provider, ours or
+    upstream's beside it in a rolling upgrade, never wait for each other
+    in opposite orders. Every inventory has its usage row (a trigger makes
+    it with the inventory), so there is a row to lock."""
     if uuids and conn.dialect.name != 'sqlite':
-        conn.execute(_lock_providers_statement(conn.dialect.name),
-                     {'uuids': sorted(uuids)})
+        params = {'uuids': sorted(uuids)}
+        conn.execute(_lock_usage_statement(conn.dialect.name), params)
+        conn.execute(_lock_providers_statement(conn.dialect.name), params)
 
 
 def _bump_providers(conn, providers):

@@ -17,7 +17,7 @@ them to (SliceReader.next_window) skips the choosing: one read of every
 provider, the load's four parts without the trees' filter, and the
 sharing providers' anchors come from the aggregates read.
 
-Usage comes from ``usage_totals`` (objects/usage_totals.py), one row per
+Usage comes from ``usage_totals`` (kept by database triggers), one row per
 inventory, rather than from summing the allocations of every inventory
 loaded: that sum was most of the database's time for a large answer.
 

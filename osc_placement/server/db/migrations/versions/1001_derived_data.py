@@ -8,7 +8,9 @@ a rolling upgrade, or plain SQL. On PostgreSQL the usage triggers run once
 per statement over its rows (a bulk write costs one grouped upsert), and
 the stamp triggers are deferred to commit, so the stamp row is the last
 one a transaction locks and adds no lock-order cycle with the providers
-it locked before. MySQL and SQLite run row triggers.
+it locked before. MySQL and SQLite run row triggers. Every inventory
+has its usage row (zero until allocated), which allocation writers lock
+before the provider's row (objects/allocation.py).
 
 The triggers are created before the totals are summed: on PostgreSQL
 creating them locks ``allocations`` against writers until this
@@ -118,6 +120,19 @@ _POSTGRESQL = [
     END $$
     """,
     """
+    CREATE OR REPLACE FUNCTION osc_placement_usage_for_inventories()
+    RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO usage_totals
+            (resource_provider_id, resource_class_id, used)
+        SELECT resource_provider_id, resource_class_id, 0
+        FROM added
+        ORDER BY resource_provider_id, resource_class_id
+        ON CONFLICT (resource_provider_id, resource_class_id) DO NOTHING;
+        RETURN NULL;
+    END $$
+    """,
+    """
     CREATE OR REPLACE FUNCTION osc_placement_forget_providers() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
@@ -140,6 +155,12 @@ _POSTGRESQL = [
     CREATE TRIGGER osc_placement_usage_on_update AFTER UPDATE ON allocations
     REFERENCING OLD TABLE AS removed NEW TABLE AS added
     FOR EACH STATEMENT EXECUTE FUNCTION osc_placement_usage_on_update()
+    """,
+    """
+    CREATE TRIGGER osc_placement_usage_for_inventories
+    AFTER INSERT ON inventories
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION osc_placement_usage_for_inventories()
     """,
     """
     CREATE TRIGGER osc_placement_forget_providers
@@ -189,6 +210,10 @@ _MYSQL = [
     "CREATE TRIGGER osc_placement_usage_on_update AFTER UPDATE ON "
     "allocations FOR EACH ROW BEGIN %s; %s; END"
     % (_MYSQL_TAKE_OLD, _MYSQL_ADD_NEW),
+    "CREATE TRIGGER osc_placement_usage_for_inventories AFTER INSERT ON "
+    "inventories FOR EACH ROW INSERT IGNORE INTO usage_totals "
+    "(resource_provider_id, resource_class_id, used) "
+    "VALUES (NEW.resource_provider_id, NEW.resource_class_id, 0)",
     "CREATE TRIGGER osc_placement_provider_inserted AFTER INSERT ON "
     "resource_providers FOR EACH ROW " + _MYSQL_NEW_STAMP,
     "CREATE TRIGGER osc_placement_provider_deleted AFTER DELETE ON "
@@ -221,6 +246,10 @@ _SQLITE = [
     "allocations BEGIN %s END" % _SQLITE_TAKE_OLD,
     "CREATE TRIGGER osc_placement_usage_on_update AFTER UPDATE ON "
     "allocations BEGIN %s %s END" % (_SQLITE_TAKE_OLD, _SQLITE_ADD_NEW),
+    "CREATE TRIGGER osc_placement_usage_for_inventories AFTER INSERT ON "
+    "inventories BEGIN INSERT OR IGNORE INTO usage_totals "
+    "(resource_provider_id, resource_class_id, used) "
+    "VALUES (NEW.resource_provider_id, NEW.resource_class_id, 0); END",
     "CREATE TRIGGER osc_placement_provider_inserted AFTER INSERT ON "
     "resource_providers BEGIN %s END" % _SQLITE_NEW_STAMP,
     "CREATE TRIGGER osc_placement_provider_deleted AFTER DELETE ON "
@@ -281,6 +310,18 @@ def _sum_usage(conn):
            if conn.dialect.name == 'mysql' else
            "ON CONFLICT (resource_provider_id, resource_class_id) "
            "DO UPDATE SET used = excluded.used")))
+    # A row for every inventory, as the inventories' trigger makes for
+    # new ones: allocation writers lock them (objects/allocation.py).
+    conn.execute(sa.text("""
+        INSERT INTO usage_totals
+            (resource_provider_id, resource_class_id, used)
+        SELECT resource_provider_id, resource_class_id, 0
+        FROM inventories AS i
+        WHERE NOT EXISTS (
+            SELECT 1 FROM usage_totals AS u
+            WHERE u.resource_provider_id = i.resource_provider_id
+              AND u.resource_class_id = i.resource_class_id)
+    """))
 
 
 def _created(pattern, statements):
