@@ -181,7 +181,7 @@ class TestRollingUpgrade(testtools.TestCase):
     def _attach_logs(self, exc_info):
         for side in (self.upstream, self.ours):
             self.addDetail('%s server logs' % side.name,
-                           content.text_content(side.log_tail(400)))
+                           content.text_content(side.log_tail(60)))
 
     def _small_providers(self, client, count, vcpu):
         providers = []
