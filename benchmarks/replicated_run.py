@@ -28,6 +28,8 @@ import uuid
 
 import sqlalchemy as sa
 
+from benchmarks import databases
+from benchmarks import local_server
 from benchmarks import replicated_writes
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,12 +61,6 @@ def _port_free(port):
             return True
         except OSError:
             return False
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def galera_base_ports():
@@ -103,7 +99,7 @@ def galera_cluster(directory, database):
         urls = ['mysql+pymysql://root@127.0.0.1:%d/%s' % (client + i,
                                                           database)
                 for i in range(3)]
-        _create_database(urls[0], database)
+        databases.create(urls[0], None, name=database)
         yield urls
     finally:
         subprocess.run(['bash', GALERA_TOOL, 'stop', directory], env=env,
@@ -113,36 +109,11 @@ def galera_cluster(directory, database):
 @contextlib.contextmanager
 def postgresql_database(database, server_url=PG_SERVER_URL):
     """A fresh database; yields its URL (once, both servers use it)."""
-    url = sa.engine.make_url(server_url).set(database=database)
-    _create_database(url.render_as_string(hide_password=False), database)
+    url = databases.create(server_url, None, name=database)
     try:
-        yield url.render_as_string(hide_password=False)
+        yield url
     finally:
-        _drop_database(url, database)
-
-
-def _admin_engine(db_url):
-    url = sa.engine.make_url(db_url)
-    # (URL.set ignores None: name a database that always exists.)
-    admin_db = 'postgres' if url.get_backend_name() == 'postgresql' \
-        else 'mysql'
-    return sa.create_engine(url.set(database=admin_db),
-                            isolation_level='AUTOCOMMIT')
-
-
-def _create_database(db_url, database):
-    admin = _admin_engine(db_url)
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s' % database)
-    admin.dispose()
-
-
-def _drop_database(url, database):
-    admin = _admin_engine(url)
-    with admin.connect() as conn:
-        conn.exec_driver_sql('DROP DATABASE IF EXISTS %s WITH (FORCE)'
-                             % database)
-    admin.dispose()
+        databases.drop(url)
 
 
 def write_config(directory, name, db_url, port):
@@ -175,7 +146,7 @@ def servers(directory, db_urls):
     procs, urls, logs = [], [], []
     try:
         for index, db_url in enumerate(db_urls, 1):
-            port = free_port()
+            port = local_server.free_port()
             name = 'server%d' % index
             config = write_config(directory, name, db_url, port)
             if index == 1:

@@ -13,17 +13,19 @@ the tests. ``Client`` speaks plain HTTP with the noauth2 admin token.
 import contextlib
 import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-import uuid
 
 import sqlalchemy as sa
+
+from benchmarks import local_server
+from tests.server import schema_compare
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -31,7 +33,6 @@ UPSTREAM_VENV = os.environ.get('OSC_PLACEMENT_UPSTREAM_VENV',
                                os.path.join(TOP, '.venv-upstream'))
 # The head of upstream 16.0.0's alembic history.
 UPSTREAM_HEAD = 'a082b8bb98d0'
-DB_URL_ENV = 'OSC_PLACEMENT_TEST_DB_URL'
 READY_TIMEOUT = 60
 STOP_TIMEOUT = 15
 API_VERSION = '1.39'
@@ -60,43 +61,12 @@ def our_url(db_url):
     return _with_driver(db_url, OUR_DRIVERS)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 def new_database(test):
     """A database for this test alone: SQLite in a temporary directory, or
     a uniquely named database on the server that OSC_PLACEMENT_TEST_DB_URL
     names, dropped when the test ends. Returns our SQLAlchemy URL."""
-    server_url = os.environ.get(DB_URL_ENV, '').strip()
-    if not server_url:
-        tmp = tempfile.mkdtemp(prefix='ocp-compat-db-')
-        test.addCleanup(_remove_tree, tmp)
-        return 'sqlite:///%s/placement.sqlite' % tmp
-    url = sa.engine.make_url(our_url(server_url))
-    name = 'ocp_compat_%d_%s' % (os.getpid(), uuid.uuid4().hex[:8])
-    admin_db = 'postgres' if url.get_backend_name() == 'postgresql' else None
-    admin = sa.create_engine(url.set(database=admin_db),
-                             isolation_level='AUTOCOMMIT')
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s' % name)
-    test.addCleanup(_drop_database, admin, name)
-    return url.set(database=name).render_as_string(hide_password=False)
-
-
-def _remove_tree(path):
-    import shutil
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _drop_database(admin, name):
-    # FORCE: a server that failed to stop must not keep the drop waiting.
-    force = ' WITH (FORCE)' if admin.dialect.name == 'postgresql' else ''
-    with admin.connect() as conn:
-        conn.exec_driver_sql('DROP DATABASE %s%s' % (name, force))
-    admin.dispose()
+    return our_url(test.useFixture(
+        schema_compare.ScratchDatabase('compat')).url)
 
 
 class CommandFailed(AssertionError):
@@ -161,7 +131,7 @@ class _Service:
     def serve(self):
         """The API as a process on a free loopback port; yields its base
         URL and stops the process (and its workers) on the way out."""
-        port = free_port()
+        port = local_server.free_port()
         log_path = os.path.join(self.state, 'server-%d.log' % port)
         with open(log_path, 'w') as log:
             # A session of its own, so the stop reaches every worker.
@@ -177,7 +147,7 @@ class _Service:
             _stop(popen)
 
     def remove_state(self):
-        _remove_tree(self.state)
+        shutil.rmtree(self.state, ignore_errors=True)
 
     def log_tail(self, lines=40):
         """The end of every server log of this side, for failure

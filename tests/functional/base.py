@@ -36,6 +36,7 @@ import requests
 import testtools
 from wsgi_intercept import interceptor
 
+from benchmarks import local_server
 from osc_placement import http as client_http
 
 URL_ENV = 'OSC_PLACEMENT_FUNCTIONAL_URL'
@@ -78,19 +79,12 @@ def _in_process_app():
     return app_mod.make_app(conf, db=db)
 
 
-def _free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def _process_url():
     """Start one server process for this test process, on first use."""
     if _process['url'] is None:
         import atexit
         import tempfile
-        port = _free_port()
+        port = local_server.free_port()
         state = tempfile.mkdtemp(prefix='ocp-functional-')
         connection = _process_database() or (
             'sqlite:///%s/placement.sqlite' % state)

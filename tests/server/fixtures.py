@@ -19,6 +19,7 @@ import uuid
 import sqlalchemy as sa
 from gabbi import fixture
 
+from benchmarks import databases
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
@@ -32,24 +33,15 @@ _state = {'db': None, 'url': None, 'app': None}
 
 def _create_server_database(server_url):
     """Create a uniquely named database on a server; return its URL."""
-    url = sa.engine.make_url(server_url)
-    name = 'ocp_test_%d_%s' % (os.getpid(), uuid.uuid4().hex[:8])
-    admin_db = 'postgres' if url.get_backend_name() == 'postgresql' else None
-    admin = sa.create_engine(url.set(database=admin_db),
-                             isolation_level='AUTOCOMMIT')
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s' % name)
-    atexit.register(_drop_server_database, admin, name)
-    return url.set(database=name)
+    url = databases.create(server_url, 'test')
+    atexit.register(_drop_server_database, url)
+    return sa.engine.make_url(url)
 
 
-def _drop_server_database(admin, name):
+def _drop_server_database(url):
     if _state['db'] is not None:
         _state['db'].engine.dispose()
-    force = ' WITH (FORCE)' if admin.dialect.name == 'postgresql' else ''
-    with admin.connect() as conn:
-        conn.exec_driver_sql('DROP DATABASE %s%s' % (name, force))
-    admin.dispose()
+    databases.drop(url)
 
 
 def _sqlite_url():

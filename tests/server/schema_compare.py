@@ -17,11 +17,11 @@ server tests) or in a SQLite file.
 """
 
 import os
-import uuid
 
 import fixtures
 import sqlalchemy as sa
 
+from benchmarks import databases
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import legacy_schema
 
@@ -113,40 +113,23 @@ DB_URL_ENV = 'OSC_PLACEMENT_TEST_DB_URL'
 
 
 class ScratchDatabase(fixtures.Fixture):
-    """An empty database, dropped at cleanup; ``engine`` is this
-    server's engine for it (db/engine.create_engine)."""
+    """An empty database, dropped at cleanup: on the server that
+    OSC_PLACEMENT_TEST_DB_URL names, else a SQLite file. ``url`` is its
+    URL, ``engine`` this server's engine for it
+    (db/engine.create_engine)."""
 
     def __init__(self, label):
         super().__init__()
         self.label = label
 
     def _setUp(self):
-        server_url = os.environ.get(DB_URL_ENV)
+        server_url = os.environ.get(DB_URL_ENV, '').strip()
         if server_url:
-            url = self._create_on_server(sa.engine.make_url(server_url))
+            self.url = databases.create(server_url, self.label)
+            self.addCleanup(databases.drop, self.url)
         else:
             tmp = self.useFixture(fixtures.TempDir()).path
-            url = 'sqlite:///' + os.path.join(tmp, self.label + '.sqlite')
-        self.engine = db_engine.create_engine(url)
+            self.url = 'sqlite:///' + os.path.join(tmp, self.label + '.sqlite')
+        # Registered after the drop, so it runs before it.
+        self.engine = db_engine.create_engine(self.url)
         self.addCleanup(self.engine.dispose)
-
-    def _create_on_server(self, url):
-        # Unique per test: parallel test workers share the server.
-        name = 'ocp_%s_%d_%s' % (self.label, os.getpid(),
-                                 uuid.uuid4().hex[:8])
-        admin_db = 'postgres' if url.get_backend_name() == 'postgresql' \
-            else None
-        admin = sa.create_engine(url.set(database=admin_db),
-                                 isolation_level='AUTOCOMMIT')
-        self.addCleanup(admin.dispose)
-        with admin.connect() as conn:
-            conn.exec_driver_sql('CREATE DATABASE %s' % name)
-        # Registered before the engine's dispose, so it runs after it.
-        self.addCleanup(self._drop, admin, name)
-        return url.set(database=name)
-
-    @staticmethod
-    def _drop(admin, name):
-        force = ' WITH (FORCE)' if admin.dialect.name == 'postgresql' else ''
-        with admin.connect() as conn:
-            conn.exec_driver_sql('DROP DATABASE %s%s' % (name, force))

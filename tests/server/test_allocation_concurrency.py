@@ -13,7 +13,6 @@ import concurrent.futures
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ import sqlalchemy as sa
 import testtools
 import webob
 
+from benchmarks import local_server
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
@@ -321,12 +321,6 @@ class TestInProcessClaims(ClaimRaces, testtools.TestCase):
             'unused://', enforce_new_defaults=False), db=db))
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class TestServerProcessClaims(ClaimRaces, testtools.TestCase):
     """Threads calling ``python -m osc_placement.server --workers 3``."""
 
@@ -336,7 +330,7 @@ class TestServerProcessClaims(ClaimRaces, testtools.TestCase):
     def setUpClass(cls):
         super().setUpClass()
         api_fixtures.database()
-        port = _free_port()
+        port = local_server.free_port()
         cls.base = 'http://127.0.0.1:%d' % port
         cls.proc = subprocess.Popen(
             [sys.executable, '-m', 'osc_placement.server',

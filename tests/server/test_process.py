@@ -9,7 +9,6 @@ import concurrent.futures
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ import urllib.request
 import fixtures
 import testtools
 
+from benchmarks import local_server
 from osc_placement.server import http_server
 from tests.server import fixtures as server_fixtures
 
@@ -28,12 +28,6 @@ READY_TIMEOUT = 60
 KILL_GRACE = 1.0
 # A master replaces a dead worker well within this.
 RESPAWN_TIMEOUT = 10
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def _children(pid):
@@ -120,7 +114,7 @@ class TestServerProcess(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.tmp = self.useFixture(fixtures.TempDir()).path
-        self.port = _free_port()
+        self.port = local_server.free_port()
         self.base = 'http://127.0.0.1:%d' % self.port
         self.env = dict(os.environ, XDG_DATA_HOME=self.tmp,
                         OS_PLACEMENT_CONFIG_DIR=self.tmp)

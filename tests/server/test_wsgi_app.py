@@ -16,6 +16,7 @@ import uuid
 import fixtures
 import testtools
 
+from benchmarks import local_server
 from tests.server import test_process
 
 BIN = os.path.dirname(sys.executable)
@@ -29,7 +30,7 @@ class _Served(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.tmp = self.useFixture(fixtures.TempDir()).path
-        self.port = test_process._free_port()
+        self.port = local_server.free_port()
         self.base = 'http://127.0.0.1:%d' % self.port
         self.log_file = os.path.join(self.tmp, 'placement.log')
         self.connection = test_process._database_url(self.tmp)
