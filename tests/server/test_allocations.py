@@ -163,12 +163,13 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(len(small), len(large), large)
         self.assertLessEqual(len(large), 10, large)
 
-    def test_claim_holds_the_provider_locks_for_three_statements(self):
+    def test_claim_holds_the_provider_locks_for_two_statements(self):
         """A new consumer's claim (a scheduler's) reads the consumer
         before queueing for the locks on PostgreSQL (the providers' usage
-        rows, then the providers), then reads the providers and writes
-        everything in one statement: the writers queued behind it wait
-        for three round trips and the commit, not eight."""
+        rows, then the providers, in one statement), then reads the
+        providers and writes everything in one statement: the writers
+        queued behind it wait for two round trips and the commit, not
+        seven."""
         rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
                for n in range(3)]
         self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])
@@ -178,7 +179,7 @@ class TestStatementBudget(AllocationTestCase):
         locking = [n for n, s in enumerate(statements) if 'FOR UPDATE' in s]
         combined = [s for s in statements if 'WITH bumped' in s]
         if self.db.engine.dialect.name == 'postgresql':
-            self.assertEqual(3, len(statements) - locking[0] - 1,
+            self.assertEqual(2, len(statements) - locking[0] - 1,
                              statements)
             self.assertEqual(1, len(combined))
         else:

@@ -170,6 +170,17 @@ def _lock_providers_statement(dialect):
             .order_by(_RP.c.id).with_for_update())
 
 
+@functools.lru_cache(maxsize=None)
+def _lock_usage_then_providers_statement(dialect):
+    """Both locks in one round trip (PostgreSQL): the usage rows'
+    locking subquery is an uncorrelated condition, which PostgreSQL
+    evaluates once before it scans (and locks) a provider row."""
+    usage_locked = _lock_usage_statement(dialect).subquery()
+    taken = sa.select(sa.func.count()).select_from(usage_locked)
+    return _lock_providers_statement(dialect).where(
+        taken.scalar_subquery() >= 0)
+
+
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
     where each inv carries the six fields plus 'used' (all consumers,
@@ -273,10 +284,15 @@ def _queue_for_providers(conn, uuids):
     upstream's beside it in a rolling upgrade, never wait for each other
     in opposite orders. Every inventory has its usage row (a trigger makes
     it with the inventory), so there is a row to lock."""
-    if uuids and conn.dialect.name != 'sqlite':
-        params = {'uuids': sorted(uuids)}
-        conn.execute(_lock_usage_statement(conn.dialect.name), params)
-        conn.execute(_lock_providers_statement(conn.dialect.name), params)
+    dialect = conn.dialect.name
+    if not uuids or dialect == 'sqlite':
+        return
+    params = {'uuids': sorted(uuids)}
+    if dialect == 'postgresql':
+        conn.execute(_lock_usage_then_providers_statement(dialect), params)
+        return
+    conn.execute(_lock_usage_statement(dialect), params)
+    conn.execute(_lock_providers_statement(dialect), params)
 
 
 def _bump_providers(conn, providers):
