@@ -20,15 +20,19 @@ class ShellResult:
         self.stderr = stderr
 
 
-def run_openstack(test, *argv, env=None):
-    """Run ``openstack <AUTH_ARGS> argv``; return code, stdout, stderr."""
+def run_openstack(test, *argv, env=None, stdout=None):
+    """Run ``openstack <AUTH_ARGS> argv``; return code, stdout, stderr.
+
+    ``stdout`` is the stream the shell prints to (default a StringIO,
+    whose text is returned).
+    """
     requested = (env or {}).get('OS_PLACEMENT_API_VERSION')
     test.useFixture(fixtures.EnvironmentVariable('OS_PLACEMENT_API_VERSION',
                                                  requested))
     test.useFixture(fixtures.EnvironmentVariable('OS_CLOUD'))
     forget_cached_placement_client()
     test.addCleanup(forget_cached_placement_client)
-    out, err = io.StringIO(), io.StringIO()
+    out, err = stdout or io.StringIO(), io.StringIO()
     test.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
     test.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
     try:
@@ -37,7 +41,8 @@ def run_openstack(test, *argv, env=None):
         code = exit_.code
     finally:
         sys.stdout.flush()
-    return ShellResult(code, out.getvalue(), err.getvalue())
+    printed = out.getvalue() if isinstance(out, io.StringIO) else None
+    return ShellResult(code, printed, err.getvalue())
 
 
 def forget_cached_placement_client():

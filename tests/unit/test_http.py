@@ -1,3 +1,6 @@
+import io
+import logging
+
 from osc_lib import exceptions as osc_exc
 import requests
 
@@ -153,3 +156,65 @@ class TestErrorTranslation(fakes.TransportTestCase):
                            json={})
         response = client('1.0').request('GET', '/thing', raise_exc=False)
         self.assertEqual(404, response.status_code)
+
+
+class RecordsSeen(logging.Filter):
+    """Notes every record a logger is asked to log, and drops it."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def filter(self, record):
+        self.records.append(record.getMessage())
+        return False
+
+
+class TestWireLog(fakes.TransportTestCase):
+    """keystoneauth1's request/response log is built only when shown."""
+
+    def setUp(self):
+        super().setUp()
+        # As the shells set logging up: every logger enabled at DEBUG, the
+        # console handler deciding what is printed.
+        root = logging.getLogger()
+        self.addCleanup(setattr, root, 'handlers', list(root.handlers))
+        self.addCleanup(root.setLevel, root.level)
+        root.handlers = []
+        root.setLevel(logging.DEBUG)
+        self.console = logging.StreamHandler(io.StringIO())
+        self.console.setLevel(logging.WARNING)
+        root.addHandler(self.console)
+        self.seen = RecordsSeen()
+        ks_logger = logging.getLogger('keystoneauth.session')
+        ks_logger.addFilter(self.seen)
+        self.addCleanup(ks_logger.removeFilter, self.seen)
+        self.transport.get(fakes.ENDPOINT + '/traits',
+                           json={'traits': ['CUSTOM_A']},
+                           headers={'Content-Type': 'application/json'})
+
+    def test_nothing_is_built_for_a_warning_console(self):
+        self.assertFalse(http.wire_log_shown())
+        client('1.6').request('GET', '/traits')
+        self.assertEqual([], self.seen.records)
+
+    def test_a_debug_console_gets_the_body(self):
+        self.console.setLevel(logging.DEBUG)
+        self.assertTrue(http.wire_log_shown())
+        client('1.6').request('GET', '/traits')
+        self.assertIn('RESP BODY: {"traits": ["CUSTOM_A"]}',
+                      self.seen.records)
+
+    def test_a_handler_on_a_split_logger_counts(self):
+        body = logging.getLogger('keystoneauth.session.body')
+        handler = logging.StreamHandler(io.StringIO())
+        body.addHandler(handler)
+        self.addCleanup(body.removeHandler, handler)
+        self.assertTrue(http.wire_log_shown())
+
+    def test_a_logger_that_stops_propagating_hides_the_console(self):
+        self.console.setLevel(logging.DEBUG)
+        ks_logger = logging.getLogger('keystoneauth')
+        self.addCleanup(setattr, ks_logger, 'propagate', ks_logger.propagate)
+        ks_logger.propagate = False
+        self.assertFalse(http.wire_log_shown())
