@@ -152,15 +152,23 @@ def _load_providers_statement(dialect):
         .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids')))
 
 
+def _ids_of(dialect, uuids_param):
+    return (sa.select(_RP.c.id)
+            .where(lists.one_of_param(dialect, _RP.c.uuid, uuids_param)))
+
+
 @functools.lru_cache(maxsize=None)
 def _lock_usage_statement(dialect):
+    """The usage rows of the providers named by uuid (``lock_uuids``),
+    in key order. Only usage_totals is read, by its key's prefix, so
+    nothing else is locked (MariaDB has no FOR UPDATE OF: a join would
+    lock the providers' rows as well, in between)."""
     return (sa.select(_USAGE.c.resource_provider_id)
-            .select_from(_USAGE.join(
-                _RP, _RP.c.id == _USAGE.c.resource_provider_id))
-            .where(lists.one_of_param(dialect, _RP.c.uuid, 'uuids'))
+            .where(_USAGE.c.resource_provider_id.in_(
+                _ids_of(dialect, 'lock_uuids')))
             .order_by(_USAGE.c.resource_provider_id,
                       _USAGE.c.resource_class_id)
-            .with_for_update(of=_USAGE))
+            .with_for_update())
 
 
 @functools.lru_cache(maxsize=None)
@@ -267,7 +275,7 @@ def _check_capacity(sums, order, providers_by_id, mine):
                           "the capacity." % (name, uuid))
 
 
-def _queue_for_providers(conn, uuids):
+def _queue_for_providers(conn, uuids, held):
     """Lock the named providers' rows before reading anything.
 
     Writers of the same providers then take turns instead of all reading
@@ -277,17 +285,22 @@ def _queue_for_providers(conn, uuids):
     MySQL). SQLite's write transactions are already one at a time. The
     swap in _bump_providers still guards correctness on its own.
 
-    The providers' usage rows are locked first, in key order: any
-    writer of allocations takes them before the provider row (upstream
-    Placement's writes insert the allocations, whose trigger locks them,
-    then bump the generation), so writers of one provider, ours or
-    upstream's beside it in a rolling upgrade, never wait for each other
-    in opposite orders. Every inventory has its usage row (a trigger makes
-    it with the inventory), so there is a row to lock."""
+    The usage rows are locked first, in key order: those of the named
+    providers and of ``held``, the providers the written consumers hold
+    allocations on now (a move or a removal deletes those). Any writer
+    of allocations takes them before the provider rows (upstream
+    Placement's writes insert and delete the allocations, whose triggers
+    lock them, then bump the generations), so writers of one provider,
+    ours or upstream's beside it in a rolling upgrade, never wait for
+    each other in opposite orders. Every inventory has its usage row (a
+    trigger makes it with the inventory), so there is a row to lock. A
+    consumer whose allocations change after ``held`` was read fails its
+    generation's compare-and-swap, and the write runs again."""
     dialect = conn.dialect.name
-    if not uuids or dialect == 'sqlite':
+    if dialect == 'sqlite' or not (uuids or held):
         return
-    params = {'uuids': sorted(uuids)}
+    params = {'uuids': sorted(uuids),
+              'lock_uuids': sorted(set(uuids) | set(held))}
     if dialect == 'postgresql':
         conn.execute(_lock_usage_then_providers_statement(dialect), params)
         return
@@ -386,11 +399,14 @@ def _lock_then_read_consumers(conn, writes, named):
         # compare-and-swap (or, if new, its unique key) and the request
         # re-runs.
         read = _read_consumers(conn, writes)
-        _queue_for_providers(conn, named)
+        held = {row['provider_uuid'] for row in read[2]}
+        _queue_for_providers(conn, named, held)
         return read
-    _queue_for_providers(conn, named)
     # Before the first consistent read, so that on MySQL the snapshot
-    # starts after the provider locks are ours.
+    # starts after the locks are ours; the providers the consumers hold
+    # now are not known yet, so only the named ones' usage is locked
+    # (a move's old provider is locked by its trigger as it is deleted).
+    _queue_for_providers(conn, named, ())
     return _read_consumers(conn, writes)
 
 
