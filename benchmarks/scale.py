@@ -372,11 +372,11 @@ class Target:
 
 
 def ratio_at_most(limit):
-    return Target('<= %gx' % limit, lambda ref, n, rows: n / ref <= limit)
+    return Target('≤ %g×' % limit, lambda ref, n, rows: n / ref <= limit)
 
 
 def ratio_at_least(limit):
-    return Target('>= %gx' % limit, lambda ref, n, rows: n / ref >= limit)
+    return Target('≥ %g×' % limit, lambda ref, n, rows: n / ref >= limit)
 
 
 def at_most(limit, text):
@@ -391,7 +391,7 @@ def at_least(limit, text):
 
 def not_slower_than(other):
     """The N-node figure no higher than another row's N-node figure."""
-    return Target('<= %s (same size)' % other,
+    return Target('≤ %s (same N)' % other.rsplit(' ', 1)[0],
                   lambda ref, n, rows: n <= rows[other][1])
 
 
@@ -410,15 +410,15 @@ READ_ROWS = ('provider allocations', 'provider usages',
 # column (a shared machine moves these by tens of percent).
 TARGETS = {
     1000: {
-        'scheduler loop, claims/s': at_least(236, '>= 236 (today)'),
-        'plain limit=10 ms': at_most(5, '<= 5 (today)'),
-        'limit=10 inside the loop, median ms': at_most(5, '<= 5 (today)'),
-        'server CPU per claim, ms': at_most(5.6, '<= 5.6 (today)'),
-        'plain limit=1000 ms': at_most(8, '<= 8 (today)'),
-        'plain, no limit ms': at_most(15, '<= 15 (today)'),
-        'traits ms': at_most(38, '<= 38 (today)'),
-        'provider allocations ms': at_most(4.2, '<= 4.2 (today)'),
-        'allocation writes/s': at_least(245, '>= 245 (today)'),
+        'scheduler loop, claims/s': at_least(236, '≥ 236 (today)'),
+        'plain limit=10 ms': at_most(5, '≤ 5 (today)'),
+        'limit=10 inside the loop, median ms': at_most(5, '≤ 5 (today)'),
+        'server CPU per claim, ms': at_most(5.6, '≤ 5.6 (today)'),
+        'plain limit=1000 ms': at_most(8, '≤ 8 (today)'),
+        'plain, no limit ms': at_most(15, '≤ 15 (today)'),
+        'traits ms': at_most(38, '≤ 38 (today)'),
+        'provider allocations ms': at_most(4.2, '≤ 4.2 (today)'),
+        'allocation writes/s': at_least(245, '≥ 245 (today)'),
         'candidates found per shape': every_shape_answers(),
     },
     10000: dict(
@@ -437,8 +437,8 @@ TARGETS = {
         'limit=10 inside the loop, median ms': ratio_at_most(6),
         'scheduler loop, claims/s': ratio_at_least(0.4),
         'plain limit=1000 ms': ratio_at_most(20),
-        'worker RSS, MiB (each)': at_most(1024, '<= 1 GiB'),
-        'first answer after start, s': at_most(10, '<= 10 s'),
+        'worker RSS, MiB (each)': at_most(1024, '≤ 1 GiB'),
+        'first answer after start, s': at_most(10, '≤ 10 s'),
         'candidates found per shape': every_shape_answers(),
     },
 }
