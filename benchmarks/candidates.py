@@ -12,6 +12,7 @@ any other Placement (upstream, say) in the same session and compare.
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import statistics
 import sys
@@ -82,10 +83,15 @@ def measure_queries(client, cloud, samples):
     return results
 
 
-def claim_once(client, consumers):
-    """One scheduler decision: ask for 10 candidates, claim the first."""
-    body = client.get('/allocation_candidates',
-                      params={'resources': PLAIN, 'limit': '10'}).json()
+def claim_once(client, consumers, latencies=None):
+    """One scheduler decision: ask for 10 candidates, claim the first.
+    The candidate request's latency in ms is appended to ``latencies``
+    when given."""
+    with http_client.Timer() as t:
+        body = client.get('/allocation_candidates',
+                          params={'resources': PLAIN, 'limit': '10'}).json()
+    if latencies is not None:
+        latencies.append(t.seconds * 1000)
     if not body['allocation_requests']:
         return 'none'
     request = body['allocation_requests'][0]
@@ -102,26 +108,30 @@ def claim_once(client, consumers):
     return 'conflict'
 
 
-def scheduler_loop(client, threads, seconds):
-    """Claims per second from ``threads`` schedulers for ``seconds``."""
-    consumers, outcomes = [], []
+def scheduler_loop(client, threads, seconds, around=contextlib.nullcontext):
+    """Claims per second from ``threads`` schedulers for ``seconds``, and
+    the median of the loop's candidate requests. ``around()`` is entered
+    just for the timed part (not the deletion of the claims after it): a
+    caller's measurement of the server during the loop."""
+    consumers, outcomes, latencies = [], [], []
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
 
     def scheduler():
         while time.monotonic() < deadline:
-            outcome = claim_once(client, consumers)
+            outcome = claim_once(client, consumers, latencies)
             with lock:
                 outcomes.append(outcome)
 
-    with http_client.Timer() as t:
+    with around(), http_client.Timer() as t:
         with concurrent.futures.ThreadPoolExecutor(threads) as pool:
             for future in [pool.submit(scheduler) for _ in range(threads)]:
                 future.result()
     claimed = outcomes.count('claimed')
     result = {'threads': threads, 'seconds': round(t.seconds, 1),
               'claims': claimed, 'conflicts': outcomes.count('conflict'),
-              'claims_per_second': round(claimed / t.seconds, 2)}
+              'claims_per_second': round(claimed / t.seconds, 2),
+              'limit10_median_ms': round(statistics.median(latencies), 2)}
     _say('scheduler loop (%d threads)   %.2f claims/s  (%d claims, %d '
          'conflicts)' % (threads, result['claims_per_second'], claimed,
                          result['conflicts']))

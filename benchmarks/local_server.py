@@ -5,7 +5,10 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
+
+from benchmarks import client as http_client
 
 
 def free_port():
@@ -14,22 +17,36 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(connection, workers=1, seconds=60):
-    """``(process, url)`` of a server on ``connection``, once it answers."""
+def start(connection, workers=1, seconds=60, threads=None, ready_path='/'):
+    """``(process, url)`` of a server on ``connection``, once
+    ``ready_path`` answers 200 (with the token noauth2 takes)."""
     port = free_port()
-    popen = subprocess.Popen(
-        [sys.executable, '-m', 'osc_placement.server', '--host', '127.0.0.1',
-         '--port', str(port), '--database-connection', connection,
-         '--workers', str(workers)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [sys.executable, '-m', 'osc_placement.server', '--host',
+               '127.0.0.1', '--port', str(port), '--database-connection',
+               connection, '--workers', str(workers)]
+    if threads:
+        command += ['--threads', str(threads)]
+    popen = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
     url = 'http://127.0.0.1:%d' % port
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if popen.poll() is not None:
             raise RuntimeError('server exited with %s' % popen.returncode)
         try:
-            urllib.request.urlopen(url + '/', timeout=1).read()
+            urllib.request.urlopen(urllib.request.Request(
+                url + ready_path, headers={
+                    'X-Auth-Token': 'admin', 'OpenStack-API-Version':
+                    'placement ' + http_client.MICROVERSION}),
+                timeout=max(1.0, deadline - time.monotonic())).read()
             return popen, url
+        except urllib.error.HTTPError as error:
+            # A refused request will not be accepted on a later try.
+            if error.code < 500:
+                popen.kill()
+                raise RuntimeError('%s answered %s' % (ready_path,
+                                                       error.code))
+            time.sleep(0.1)
         except OSError:
             time.sleep(0.1)
     popen.kill()

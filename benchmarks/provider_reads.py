@@ -45,6 +45,20 @@ def timed(client, path):
     return t.seconds * 1000
 
 
+def alternate_reads(clients, paths, samples):
+    """{read: (median ms, median ms)} of the two services, each read's
+    requests alternating between them one by one; ``paths`` are each
+    service's ``reads``."""
+    medians = {}
+    for name in paths[0]:
+        pairs = [tuple(timed(client, service_paths[name])
+                       for client, service_paths in zip(clients, paths))
+                 for _ in range(samples)]
+        medians[name] = tuple(statistics.median(pair[side] for pair in pairs)
+                              for side in (0, 1))
+    return medians
+
+
 def candidate_load(services, threads, stop):
     def loop(client):
         while not stop.is_set():
@@ -76,13 +90,9 @@ def main(argv=None):
     stop = threading.Event()
     workers = candidate_load([ours, reference], args.load_threads, stop)
     try:
-        for name in paths_ours:
-            pairs = []
-            for _ in range(args.samples):
-                pairs.append((timed(ours, paths_ours[name]),
-                              timed(reference, paths_ref[name])))
-            mine = statistics.median(p[0] for p in pairs)
-            theirs = statistics.median(p[1] for p in pairs)
+        medians = alternate_reads((ours, reference), (paths_ours, paths_ref),
+                                  args.samples)
+        for name, (mine, theirs) in medians.items():
             print('%-22s %7.2f ms  reference %7.2f ms  %5.2fx'
                   % (name, mine, theirs, mine / theirs))
     finally:

@@ -1,0 +1,107 @@
+"""benchmarks/scale.py: its table's targets, its reading of /proc, and
+(on PostgreSQL) one whole run of the command on two small clouds."""
+
+import io
+import os
+import subprocess
+import sys
+
+import fixtures
+import sqlalchemy as sa
+import testtools
+
+from benchmarks import scale
+
+
+def rows(limit10=(5.0, 5.0), limit1000=(8.0, 60.0), no_limit=(15.0, 90.0)):
+    return {'plain limit=10 ms': limit10, 'plain limit=1000 ms': limit1000,
+            'plain, no limit ms': no_limit}
+
+
+def marks(table_rows, size):
+    lines, passed = scale.render(table_rows, scale.TARGETS[size], size,
+                                 1000)
+    return {line.split('|')[1].strip(): line.split('|')[-2].strip()
+            for line in lines[2:]}, passed
+
+
+class TestTargets(testtools.TestCase):
+
+    def test_limit10_within_three_times_at_10k(self):
+        found, passed = marks(rows(limit10=(5.0, 14.9)), 10000)
+        self.assertEqual('pass', found['plain limit=10 ms'])
+        self.assertTrue(passed)
+
+    def test_limit10_beyond_three_times_fails_at_10k(self):
+        found, passed = marks(rows(limit10=(5.0, 15.1)), 10000)
+        self.assertEqual('FAIL', found['plain limit=10 ms'])
+        self.assertFalse(passed)
+
+    def test_limit10_may_be_five_times_at_100k(self):
+        found, _ = marks(rows(limit10=(5.0, 25.0)), 100000)
+        self.assertEqual('pass', found['plain limit=10 ms'])
+
+    def test_limited_request_slower_than_unlimited_fails(self):
+        found, _ = marks(rows(limit1000=(8.0, 95.0)), 10000)
+        self.assertEqual('FAIL', found['plain limit=1000 ms'])
+
+    def test_target_size(self):
+        self.assertEqual(1000, scale.target_size(1000, 1000))
+        self.assertEqual(10000, scale.target_size(10000, 1000))
+        self.assertEqual(10000, scale.target_size(5000, 1000))
+        self.assertEqual(100000, scale.target_size(100000, 1000))
+
+
+class TestProc(testtools.TestCase):
+
+    def test_a_busy_child_is_found_with_its_cpu_and_memory(self):
+        child = subprocess.Popen([sys.executable, '-c', (
+            'import sys, time\n'
+            'end = time.process_time() + 0.3\n'
+            'while time.process_time() < end: pass\n'
+            'print("busy", flush=True)\n'
+            'sys.stdin.read()')],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(child.wait)
+        self.addCleanup(child.stdin.close)
+        self.assertEqual('busy\n', child.stdout.readline())
+        self.assertIn(child.pid, scale.children(os.getpid()))
+        self.assertGreaterEqual(scale.cpu_seconds(child.pid), 0.25)
+        self.assertGreater(scale.memory_bytes(child.pid, 'VmRSS'), 1 << 20)
+
+    def test_a_process_gone_has_spent_nothing(self):
+        child = subprocess.Popen([sys.executable, '-c', 'pass'])
+        child.wait()
+        self.assertEqual(0.0, scale.cpu_seconds(child.pid))
+
+
+class TestWholeRun(testtools.TestCase):
+    """The command itself, on clouds of 40 and 20 nodes: needs a
+    PostgreSQL server (OSC_PLACEMENT_TEST_DB_URL)."""
+
+    def setUp(self):
+        super().setUp()
+        self.server = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '')
+        if sa.engine.make_url(self.server or 'sqlite://').get_backend_name(
+                ) != 'postgresql':
+            self.skipTest('benchmarks.scale runs on PostgreSQL only')
+
+    def test_prints_the_table_and_drops_its_databases(self):
+        output = io.StringIO()
+        with fixtures.MonkeyPatch('sys.stdout', output):
+            self.assertEqual(0, scale.main([
+                '--nodes', '40', '--reference-nodes', '20',
+                '--database-url', self.server, '--samples', '1',
+                '--read-samples', '1', '--loop-seconds', '0.5',
+                '--loop-rounds', '1', '--write-seconds', '0.5']))
+        text = output.getvalue()
+        self.assertIn('bulk SQL loader', text)
+        self.assertIn('| figure', text)
+        self.assertIn('| scheduler loop, claims/s', text)
+        admin = scale.admin_engine(self.server)
+        self.addCleanup(admin.dispose)
+        with admin.connect() as conn:
+            left = conn.execute(sa.text(
+                "SELECT datname FROM pg_database WHERE datname LIKE :name"),
+                {'name': 'scale_%%_%d' % os.getpid()}).all()
+        self.assertEqual([], left)
