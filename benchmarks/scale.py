@@ -39,6 +39,7 @@ from benchmarks import candidates
 from benchmarks import client as http_client
 from benchmarks import cloud as cloud_builder
 from benchmarks import compare
+from benchmarks import databases
 from benchmarks import local_server
 from benchmarks import provider_reads
 from benchmarks import sql_cloud
@@ -99,25 +100,6 @@ def children(pid):
 
 # -- databases -------------------------------------------------------------
 
-def admin_engine(database_url):
-    """An engine on the server's maintenance database, to create and drop
-    databases and to find the backends serving one."""
-    url = sa.engine.make_url(database_url)
-    return sa.create_engine(url.set(database='postgres'),
-                            isolation_level='AUTOCOMMIT')
-
-
-def create_database(admin, name):
-    with admin.connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s' % name)
-
-
-def drop_database(admin, name):
-    with admin.connect() as conn:
-        conn.exec_driver_sql('DROP DATABASE IF EXISTS %s WITH (FORCE)'
-                             % name)
-
-
 def backend_pids(admin, name):
     with admin.connect() as conn:
         return [pid for (pid,) in conn.execute(sa.text(
@@ -132,6 +114,7 @@ class Side:
 
     def __init__(self, label, nodes, database_url, admin):
         self.label, self.nodes, self.admin = label, nodes, admin
+        self.server_url = database_url
         self.database = 'scale_%s_%d_%d' % (label, nodes, os.getpid())
         self.connection = sa.engine.make_url(database_url).set(
             database=self.database).render_as_string(hide_password=False)
@@ -139,7 +122,7 @@ class Side:
         self.first_answer = None
 
     def load(self, seed):
-        create_database(self.admin, self.database)
+        databases.create(self.server_url, None, name=self.database)
         self.cloud, stopwatch = sql_cloud.load(self.connection, self.nodes,
                                                seed)
         for line in sql_cloud.summary(self.cloud, stopwatch):
@@ -574,7 +557,7 @@ def stop_on_sigterm():
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     stop_on_sigterm()
-    admin = admin_engine(args.database_url)
+    admin = databases.admin_engine(args.database_url)
     # The reference first: the table's columns read reference, then N.
     sides = [Side('ref', args.reference_nodes, args.database_url, admin),
              Side('n', args.nodes, args.database_url, admin)]
@@ -585,7 +568,7 @@ def main(argv=None):
             side.stop()
         if not args.keep:
             for side in sides:
-                drop_database(admin, side.database)
+                databases.drop(side.connection)
         admin.dispose()
     size = target_size(args.nodes, args.reference_nodes)
     lines, passed = render(table_rows(figures), TARGETS[size], args.nodes,

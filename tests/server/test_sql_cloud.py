@@ -9,11 +9,9 @@ elsewhere, so both paths need the check.
 import io
 import os
 import threading
-import uuid
 from wsgiref import simple_server
 
 import fixtures
-import sqlalchemy as sa
 import testtools
 
 from benchmarks import candidates
@@ -21,6 +19,7 @@ from benchmarks import client as http_client
 from benchmarks import sql_cloud
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from tests.server import schema_compare
 
 NODES = 20
 SEED = 1
@@ -40,38 +39,13 @@ class TestSqlCloud(testtools.TestCase):
         self.created = {}
 
     def database(self, name):
-        """The URL of the test's database ``name``, created on the
+        """The URL of the test's database ``name``: created on the
         database server of OSC_PLACEMENT_TEST_DB_URL on first use (and
         dropped after the test), or a SQLite file."""
-        server = os.environ.get('OSC_PLACEMENT_TEST_DB_URL')
-        if not server:
-            return 'sqlite:///' + os.path.join(self.tmp, name + '.sqlite')
         if name not in self.created:
-            self.created[name] = self.create_server_database(server, name)
+            self.created[name] = self.useFixture(
+                schema_compare.ScratchDatabase('sql_cloud_' + name)).url
         return self.created[name]
-
-    def create_server_database(self, server, name):
-        url = sa.engine.make_url(server)
-        unique = 'ocp_sql_cloud_%s_%s' % (name, uuid.uuid4().hex[:8])
-        postgresql = url.get_backend_name() == 'postgresql'
-        admin = sa.create_engine(
-            url.set(database='postgres' if postgresql else None),
-            isolation_level='AUTOCOMMIT')
-        self.addCleanup(admin.dispose)
-        with admin.connect() as conn:
-            conn.exec_driver_sql('CREATE DATABASE %s' % unique)
-        # Cleanups run last-in first-out: the drop comes after the
-        # servers on it have stopped.
-        self.addCleanup(self.drop_server_database, admin, unique,
-                        postgresql)
-        return url.set(database=unique).render_as_string(
-            hide_password=False)
-
-    @staticmethod
-    def drop_server_database(admin, name, postgresql):
-        with admin.connect() as conn:
-            conn.exec_driver_sql('DROP DATABASE %s%s' % (
-                name, ' WITH (FORCE)' if postgresql else ''))
 
     def serve(self, connection):
         """A client of a real HTTP server on ``connection`` (the app
