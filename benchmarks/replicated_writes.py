@@ -223,32 +223,33 @@ class Writer(threading.Thread):
         return current, body['consumer_generation']
 
     def move(self):
-        consumer = self.ledger.pick_live(self.rng)
-        if consumer is None:
-            return self.claim()
-        current, generation = self._current(consumer)
-        if current is None:
-            return 0
-        elsewhere = [rp for rp in self.providers if rp not in current]
-        target = self.rng.choice(elsewhere)
-        allocations = {target: sum_resources(current.values())}
-        status, body = self.api.call('PUT', '/allocations/' + consumer,
-                                     _put_body(allocations, generation))
-        self.ledger.record('move', consumer, generation, allocations,
-                           status, body)
-        return 1
+        """A live consumer's allocations moved whole to another provider."""
+        def elsewhere(current):
+            target = self.rng.choice(
+                [rp for rp in self.providers if rp not in current])
+            return {target: sum_resources(current.values())}
+        return self._rewrite('move', elsewhere)
 
     def delete(self):
+        """A live consumer's allocations removed (a PUT of none, with its
+        generation)."""
+        return self._rewrite('delete', lambda current: {})
+
+    def _rewrite(self, op, new_allocations):
+        """PUT ``new_allocations(current)`` for a live consumer with the
+        generation just read; a claim when none is live."""
         consumer = self.ledger.pick_live(self.rng)
         if consumer is None:
             return self.claim()
         current, generation = self._current(consumer)
         if current is None:
             return 0
+        allocations = new_allocations(current)
         status, body = self.api.call('PUT', '/allocations/' + consumer,
-                                     _put_body({}, generation))
-        self.ledger.record('delete', consumer, generation, {}, status, body)
-        if status == 204:
+                                     _put_body(allocations, generation))
+        self.ledger.record(op, consumer, generation, allocations, status,
+                           body)
+        if status == 204 and not allocations:
             self.ledger.forget(consumer)
         return 1
 

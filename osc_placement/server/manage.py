@@ -37,66 +37,51 @@ def _engine(conf):
     return engine
 
 
-def db_sync(conf):
-    """Upgrade the schema to head (taking over an upstream 16.0.0
-    database) and add the standard classes and traits; 1 with the reason
-    for a database it must not change."""
+def _on_database(conf, action):
+    """Run ``action(engine)`` on the configured database: 0, or 1 with
+    the reason for a database the command must not change or use."""
     engine = _engine(conf)
     try:
-        migration.upgrade(engine)
-        sync.sync_standards(db_engine.Database(engine))
-    except migration.UnknownDatabase as exc:
+        action(engine)
+    except (migration.UnknownDatabase, migration.NotCurrent) as exc:
         print('ERROR: %s' % exc, file=sys.stderr)
         return 1
     finally:
         engine.dispose()
     return 0
+
+
+def _sync(engine):
+    migration.upgrade(engine)
+    sync.sync_standards(db_engine.Database(engine))
+
+
+def db_sync(conf):
+    """Upgrade the schema to head (taking over an upstream 16.0.0
+    database) and add the standard classes and traits."""
+    return _on_database(conf, _sync)
 
 
 def db_hand_back(conf):
     """Remove this server's additions (``placement-server db
     hand-back``; upstream's placement-manage has no such command)."""
-    engine = _engine(conf)
-    try:
-        migration.hand_back(engine)
-    finally:
-        engine.dispose()
-    return 0
+    return _on_database(conf, migration.hand_back)
 
 
 def check_current(conf):
-    """0 if the database is at this server's schema, else 1 with the
-    reason (a server must not start on it)."""
-    engine = _engine(conf)
-    try:
-        migration.require_current(engine)
-    except migration.NotCurrent as exc:
-        print('ERROR: %s' % exc, file=sys.stderr)
-        return 1
-    finally:
-        engine.dispose()
-    return 0
+    """0 if the database is at this server's schema (a server must not
+    start on another)."""
+    return _on_database(conf, migration.require_current)
 
 
 def db_version(conf):
-    engine = _engine(conf)
-    try:
-        print(migration.current_version(engine))
-    finally:
-        engine.dispose()
-    return 0
+    return _on_database(
+        conf, lambda engine: print(migration.current_version(engine)))
 
 
 def db_stamp(conf):
-    engine = _engine(conf)
-    try:
-        migration.stamp(engine, conf.command.version)
-    except migration.UnknownDatabase as exc:
-        print('ERROR: %s' % exc, file=sys.stderr)
-        return 1
-    finally:
-        engine.dispose()
-    return 0
+    return _on_database(
+        conf, lambda engine: migration.stamp(engine, conf.command.version))
 
 
 def _max_count(value):

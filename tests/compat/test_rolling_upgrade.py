@@ -13,7 +13,6 @@ import threading
 import uuid
 
 import sqlalchemy as sa
-import testtools
 from testtools import content
 
 from tests.compat import populate
@@ -161,27 +160,16 @@ class Writer(threading.Thread):
                 if status not in allowed[op]]
 
 
-class TestRollingUpgrade(testtools.TestCase):
+class TestRollingUpgrade(upstream.BothSidesTestCase):
 
     def setUp(self):
         super().setUp()
-        self.db_url = upstream.new_database(self)
-        self.upstream = upstream.Upstream(self.db_url)
-        self.ours = upstream.Ours(self.db_url)
-        for side in (self.upstream, self.ours):
-            self.addCleanup(side.remove_state)
-        self.addOnException(self._attach_logs)
         self._prepare_database()
 
     def _prepare_database(self):
         # As an upgrade starts: upstream's database, taken over by ours.
         self.upstream.db_sync()
         self.ours.db_sync()
-
-    def _attach_logs(self, exc_info):
-        for side in (self.upstream, self.ours):
-            self.addDetail('%s server logs' % side.name,
-                           content.text_content(side.log_tail(60)))
 
     def _small_providers(self, client, count, vcpu):
         providers = []

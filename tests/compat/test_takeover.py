@@ -13,8 +13,6 @@ tools/upstream-venv.sh's virtualenv.
 """
 
 import sqlalchemy as sa
-import testtools
-from testtools import content
 
 from tests.compat import populate
 from tests.compat import upstream
@@ -27,21 +25,7 @@ OLDER_UPSTREAM_REVISION = '422ece571366'
 STANDARD_NAME_TABLES = ('traits', 'resource_classes')
 
 
-class TestTakeover(testtools.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.db_url = upstream.new_database(self)
-        self.upstream = upstream.Upstream(self.db_url)
-        self.ours = upstream.Ours(self.db_url)
-        for side in (self.upstream, self.ours):
-            self.addCleanup(side.remove_state)
-        self.addOnException(self._attach_logs)
-
-    def _attach_logs(self, exc_info):
-        for side in (self.upstream, self.ours):
-            self.addDetail('%s server logs' % side.name,
-                           content.text_content(side.log_tail()))
+class TestTakeover(upstream.BothSidesTestCase):
 
     def _upstream_cloud(self):
         """Upstream's schema and rows; returns its API snapshot."""

@@ -23,6 +23,8 @@ import urllib.error
 import urllib.request
 
 import sqlalchemy as sa
+import testtools
+from testtools import content
 
 from benchmarks import local_server
 from tests.server import schema_compare
@@ -320,3 +322,24 @@ def _decoded(raw):
         return json.loads(raw)
     except ValueError:
         return raw.decode(errors='replace')
+
+
+class BothSidesTestCase(testtools.TestCase):
+    """A test with a database of its own, upstream's side and ours on it,
+    and both sides' server logs attached when it fails."""
+
+    log_lines = 60
+
+    def setUp(self):
+        super().setUp()
+        self.db_url = new_database(self)
+        self.upstream = Upstream(self.db_url)
+        self.ours = Ours(self.db_url)
+        for side in (self.upstream, self.ours):
+            self.addCleanup(side.remove_state)
+        self.addOnException(self._attach_logs)
+
+    def _attach_logs(self, exc_info):
+        for side in (self.upstream, self.ours):
+            self.addDetail('%s server logs' % side.name,
+                           content.text_content(side.log_tail(self.log_lines)))
