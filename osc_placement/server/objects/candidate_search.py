@@ -112,6 +112,12 @@ class Inventory:
                 and self.min_unit <= amount <= self.max_unit
                 and amount % self.step_size == 0)
 
+    def could_take(self, amount):
+        """can_take were nothing used: what the structure alone allows."""
+        return (amount <= self.capacity
+                and self.min_unit <= amount <= self.max_unit
+                and amount % self.step_size == 0)
+
     def can_hold_sum(self, amount):
         """Upstream's final test on amounts summed across groups."""
         return (self.used + amount <= self.summary_capacity
@@ -529,6 +535,8 @@ class _TreeIndex:
                     if anchor != snap.root(uuid):
                         self.served_by[anchor].append(uuid)
         self.anchors = sorted(set(self.members) | set(self.served_by))
+        # request shape -> its viable anchors (_viable_anchors)
+        self.viable = {}
 
     @classmethod
     def of(cls, snap):
@@ -624,7 +632,7 @@ class _GroupSearch:
         for rc in self._keys:
             amount = self.group.resources[rc]
             inv = mine.get(rc)
-            if inv is None or not inv.can_take(amount):
+            if inv is None or not self._fits(inv, amount):
                 options.append(None)
             elif providers is None:
                 options.append(uuid)
@@ -652,7 +660,11 @@ class _GroupSearch:
 
     def can_take(self, uuid, rc, amount):
         inv = self.snap.inventory(uuid, rc)
-        return inv is not None and inv.can_take(amount)
+        return inv is not None and self._fits(inv, amount)
+
+    @staticmethod
+    def _fits(inventory, amount):
+        return inventory.can_take(amount)
 
     def in_tree(self, uuid):
         return self.tree is None or self.snap.root(uuid) == self.tree
@@ -702,13 +714,6 @@ class _GroupSearch:
                     or self.in_forbidden_agg(anchor))
 
 
-# A spread search tests the providers of its first anchors one by one,
-# and of later ones against each class's takers among all providers,
-# worked out once: a limited request stops after a few anchors, where
-# working out the takers of a thousand hosts cost more than its search.
-_ONE_BY_ONE_ANCHORS = 32
-
-
 class _SpreadSearch(_GroupSearch):
     """The unsuffixed group of a spread request (see _spread_classes),
     whose walk (_spread_walks) needs only which provider can take which
@@ -716,68 +721,88 @@ class _SpreadSearch(_GroupSearch):
 
     _providers_only = True
 
-    def __init__(self, snap, group, index):
-        super().__init__(snap, group, index)
-        # Per level, the providers that can take its class (_takers_at),
-        # once more than _ONE_BY_ONE_ANCHORS anchors were walked.
-        self._takers = None
-        self._anchors_walked = 0
-
     def providers_at(self, anchor):
         """The unsuffixed group's providers of each class (sorted) under
         ``anchor``, or None if some class has none: its levels, as
-        uuids."""
-        if self._any_pair_ok:
-            return self._takers_at(anchor)
+        uuids. Each provider is tested once per request, however many
+        anchors it serves (_options_at)."""
         providers = self._options_at(anchor)
         if providers is None or not all(providers):
             return None
         return providers
 
-    def _takers_at(self, anchor):
-        """providers_at when every provider the tree index offers pairs
-        with the anchor: the takers of each class among them. The first
-        anchors' providers are tested one by one; after those, each
-        class's takers come from sets worked out once for every provider
-        of the snapshot (a spread request without a limit, member_of or
-        in_tree visits every tree; a limited one stops after a few)."""
-        if self._takers is None:
-            self._anchors_walked += 1
-            if self._anchors_walked > _ONE_BY_ONE_ANCHORS:
-                self._takers = [self._takers_of(rc) for rc in self._keys]
-        local = self.index.local_providers(anchor)
-        providers = []
-        for level, rc in enumerate(self._keys):
-            if self._takers is None:
-                found = [uuid for uuid in local if self._takes(uuid, rc)]
-            else:
-                takers = self._takers[level]
-                found = [uuid for uuid in local if uuid in takers]
-            if not found:
-                return None
-            providers.append(found)
-        return providers
 
-    def _takes(self, uuid, rc):
-        """Whether ``uuid`` can take the group's amount of ``rc`` and has
-        no forbidden trait: _takers_of's test for one provider."""
-        inv = self.snap.inventory(uuid, rc)
-        return (inv is not None and inv.can_take(self.group.resources[rc])
-                and not (self.group.forbidden_traits
-                         and self.has_forbidden_trait(uuid)))
+class _StructuralSearch(_GroupSearch):
+    """A group's options were nothing used: what the providers' classes,
+    capacities, units, traits and aggregates allow (see
+    _viable_anchors)."""
 
-    def _takers_of(self, rc):
-        """Every provider of the snapshot that can take the group's
-        amount of ``rc`` and has no forbidden trait: _class_options_of's
-        test (and _takes'), class by class in one pass over the
-        inventories."""
-        amount = self.group.resources[rc]
-        takers = {uuid for uuid, mine in self.snap.inventories.items()
-                  if rc in mine and mine[rc].can_take(amount)}
-        if self.group.forbidden_traits:
-            takers = {uuid for uuid in takers
-                      if not self.has_forbidden_trait(uuid)}
-        return takers
+    @staticmethod
+    def _fits(inventory, amount):
+        return inventory.could_take(amount)
+
+
+# The most request shapes whose viable anchors a structure keeps: a
+# scheduler sends a few dozen (one per flavor); more are worked out
+# again.
+_VIABLE_SHAPES = 64
+
+
+def _shape_key(request):
+    """What _viable_anchors' answer depends on, hashable."""
+    return (request.group_policy, tuple(
+        (group.suffix, tuple(sorted(group.resources.items())),
+         group.required_traits, group.forbidden_traits, group.member_of,
+         group.forbidden_aggs, group.in_tree)
+        for group in request.groups))
+
+
+def _viable_anchors(snap, request, index):
+    """The anchors (in order) under which every group of ``request``
+    finds a provider, with isolate enough of them, were nothing used.
+
+    The walks visit only these: a tree that cannot hold a candidate
+    whatever its usage -- a sharing provider's own tree, a host without
+    the NUMA cells or the GPU a group asks for -- costs nothing, where
+    testing its providers was most of a request's time (two NUMA groups
+    at 1,000 nodes, a limited request at 100,000 walking past the
+    sharing providers' trees). Worked out once per request shape for the
+    providers of ``index``, which a worker's kept structure shares
+    between requests; usage is tested by the walk."""
+    key = _shape_key(request)
+    anchors = index.viable.get(key)
+    if anchors is None:
+        if len(index.viable) >= _VIABLE_SHAPES:
+            index.viable.clear()
+        searches = [_StructuralSearch(snap, group, index)
+                    for group in request.groups]
+        isolate = request.group_policy == 'isolate'
+        anchors = index.viable[key] = [
+            anchor for anchor in index.anchors
+            if _could_hold(snap, searches, anchor, isolate)]
+    return anchors
+
+
+def _could_hold(snap, searches, anchor, isolate):
+    levels = []
+    for search in searches:
+        group_levels = search.levels(anchor)
+        if group_levels is None:
+            return False
+        if not (search.group.use_same_provider
+                or _could_meet_traits(snap, search.group, group_levels)):
+            return False
+        levels += group_levels
+    return not isolate or _enough_providers_to_isolate(levels)
+
+
+def _could_meet_traits(snap, group, levels):
+    """The unsuffixed group's required traits are met by the providers
+    of its levels together (they must be, by those a candidate takes)."""
+    meets = _collective_traits_test(snap, group.required_traits)
+    return meets is None or meets(
+        uuid for level in levels for option in level.options
+        for uuid in option.providers)
 
 
 def _in_tree_root(snap, group):
@@ -1045,7 +1070,7 @@ def _anchor_walks(snap, request):
     demand = _demand(request.groups)
     checkpoints = _CheckpointCache(request.same_subtrees)
     isolate = request.group_policy == 'isolate'
-    for anchor in index.anchors:
+    for anchor in _viable_anchors(snap, request, index):
         if not anchor_ok(anchor):
             continue
         levels = []
@@ -1130,7 +1155,7 @@ def _spread_walks(snap, request):
     search = _SpreadSearch(snap, request.groups[0], index)
     anchor_ok = _root_filter(snap, request)
     meets = _collective_traits_test(snap, search.group.required_traits)
-    for anchor in index.anchors:
+    for anchor in _viable_anchors(snap, request, index):
         if not anchor_ok(anchor):
             continue
         # Each provider listed for a class passed Inventory.can_take for
