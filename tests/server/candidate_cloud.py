@@ -21,6 +21,8 @@ import webob
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_api
+from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
@@ -186,6 +188,20 @@ WITH_MEMBER_OF = st.sampled_from([False, False, True])
 def capacity(cloud, uuid, rc):
     total, reserved, _, _, _, ratio = cloud.inventory[uuid][rc]
     return int((total - reserved) * ratio)
+
+
+def read_in_windows(test, window, whole_read_share=float('inf')):
+    """Make ``test``'s candidate requests read windows of ``window`` trees
+    (a function of the candidates wanted, or a number), however small
+    the cloud: no structure kept or read whole, unless the window is at
+    least ``whole_read_share`` of the trees."""
+    if not callable(window):
+        window = (lambda trees: lambda wanted: trees)(window)
+    test.patch(candidate_api, 'first_window', window)
+    test.patch(candidate_api, 'WHOLE_READ_SHARE', whole_read_share)
+    test.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+    test.patch(candidate_api, 'KEEP_LARGE_CLOUDS', False)
+    candidate_fetch._kept.clear()
 
 
 class AppTestCase(testtools.TestCase):

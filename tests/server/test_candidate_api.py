@@ -93,35 +93,89 @@ class TestAnswer(_TwoHostsAndADisk):
 
 
 class TestReadPolicy(testtools.TestCase):
-    """``first_read``: how many trees the first read takes."""
+    """``every_tree``: answer from the kept structure, read every tree,
+    or read windows (None)."""
 
     class Reader:
-        def __init__(self, narrowed, trees):
-            self.narrowed = narrowed
-            self.trees = trees
+        """What every_tree asks of a SliceReader; records what it did."""
+
+        def __init__(self, trees, kept=None, narrowed=False, in_tree=False,
+                     follows=True):
+            self.trees, self.kept = trees, kept
+            self.narrowed, self.in_tree = narrowed, in_tree
+            self.follows_usage_changes = follows
+            self.did = []
 
         def tree_count(self):
             return self.trees
 
-    def test_every_tree_when_every_candidate_is_wanted(self):
-        self.assertIsNone(candidate_api.first_read(
-            self.Reader(True, 10 ** 6), None))
+        def kept_snapshot(self):
+            self.did.append('kept')
+            return self.kept
 
-    def test_a_small_cloud_is_read_whole(self):
-        self.assertIsNone(candidate_api.first_read(
-            self.Reader(False, candidate_api.WHOLE_READ_TREES), 10))
+        def read_every_tree(self, keep):
+            self.did.append('read, keep' if keep else 'read')
+            return 'every tree'
 
-    def test_a_large_cloud_is_read_in_windows(self):
-        trees = candidate_api.WHOLE_READ_TREES * 4
-        self.assertEqual(candidate_api.FIRST_WINDOW, candidate_api.first_read(
-            self.Reader(False, trees), 10))
-        # Unless the window would be a large share of the cloud.
-        self.assertIsNone(candidate_api.first_read(
-            self.Reader(False, trees), trees))
+        def keep_in_background(self):
+            self.did.append('background')
 
-    def test_a_narrowed_request_is_read_in_windows(self):
-        self.assertEqual(500, candidate_api.first_read(
-            self.Reader(True, 10), 1000))
+    SMALL = candidate_api.WHOLE_READ_TREES
+    LARGE = candidate_api.WHOLE_READ_TREES * 4
+
+    def decide(self, reader, wanted):
+        return candidate_api.every_tree(reader, wanted), reader.did
+
+    def test_in_tree_reads_its_trees(self):
+        self.assertEqual((None, []), self.decide(
+            self.Reader(self.SMALL, 'kept', in_tree=True, narrowed=True), 10))
+
+    def test_the_kept_structure_answers_whatever_the_size(self):
+        for trees in (self.SMALL, self.LARGE):
+            for narrowed in (False, True):
+                self.assertEqual(('kept', ['kept']), self.decide(
+                    self.Reader(trees, 'kept', narrowed=narrowed), 10))
+
+    def test_a_small_cloud_is_read_whole_and_kept(self):
+        for narrowed, wanted in itertools.product((False, True),
+                                                  (1, 10, None)):
+            self.assertEqual(('every tree', ['kept', 'read, keep']),
+                             self.decide(self.Reader(
+                                 self.SMALL, narrowed=narrowed), wanted))
+
+    def test_a_large_cloud_reads_windows_while_a_thread_keeps_it(self):
+        self.assertEqual((None, ['kept', 'background']),
+                         self.decide(self.Reader(self.LARGE), 10))
+        # Every candidate, or a window of a large share of the trees:
+        # every tree, now.
+        for wanted in (None, self.LARGE):
+            self.assertEqual(('every tree', ['kept', 'read, keep']),
+                             self.decide(self.Reader(self.LARGE), wanted))
+
+    def test_a_narrowed_request_reads_windows_of_a_large_cloud(self):
+        for wanted in (None, 10, self.LARGE):
+            self.assertEqual((None, ['kept', 'background']), self.decide(
+                self.Reader(self.LARGE, narrowed=True), wanted))
+
+    def test_without_usage_changes_a_large_cloud_is_not_kept(self):
+        """MySQL and SQLite: a kept structure would cost a read of every
+        usage total per request."""
+        self.assertEqual((None, []), self.decide(
+            self.Reader(self.LARGE, 'kept', follows=False), 10))
+        self.assertEqual(('every tree', ['read']), self.decide(
+            self.Reader(self.LARGE, 'kept', follows=False), None))
+        self.assertEqual(('kept', ['kept']), self.decide(
+            self.Reader(self.SMALL, 'kept', follows=False), 10))
+
+    def test_nothing_large_is_kept_when_told_not_to(self):
+        self.patch(candidate_api, 'KEEP_LARGE_CLOUDS', False)
+        self.assertEqual((None, []), self.decide(
+            self.Reader(self.LARGE, 'kept'), 10))
+
+    def test_the_first_window(self):
+        self.assertEqual(candidate_api.FIRST_WINDOW,
+                         candidate_api.first_window(10))
+        self.assertEqual(500, candidate_api.first_window(1000))
 
 
 def imported_modules(module):
@@ -172,8 +226,8 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
     @cloud_db.SETTINGS
     @hypothesis.given(props.clouds(), st.data())
     def test_new_usage_answered_from_the_kept_structure(self, cloud, data):
-        """A request not narrowed reads every tree (the cloud is small),
-        and the worker keeps their structure. Claims then change the
+        """A request not naming in_tree reads every tree (the cloud is
+        small), and the worker keeps their structure. Claims then change the
         usage, not the structure stamp, so the next request is
         answered from the kept structure with the new usage: the oracle's
         answer for the cloud as it is then (with a limit, that many of
@@ -186,8 +240,8 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         reads = cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
         self.assertEqual(
             200, cloud_db.get_candidates(self.app, version, pairs)[0])
-        # Narrowed requests (member_of, in_tree, required traits) read
-        # windows of trees, not every tree: nothing is kept for them.
+        # in_tree requests read windows of trees, not every tree: nothing
+        # is kept for them.
         whole = len(reads)
         cloud.used = {uuid: {rc: data.draw(props.USED) for rc in classes}
                       for uuid, classes in cloud.inventory.items()}
@@ -199,6 +253,52 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         status, body = cloud_db.get_candidates(self.app, version, pairs)
         self.assertEqual(200, status, body)
         self.assertEqual(whole, len(reads))
+        self._check_against_oracle(cloud, request, body)
+
+    @cloud_db.SETTINGS
+    @hypothesis.given(props.clouds(), st.data())
+    def test_a_large_cloud_answered_from_the_kept_structure(self, cloud,
+                                                            data):
+        """The same with every cloud counted as large (above
+        WHOLE_READ_TREES): the first request reads windows while a
+        thread of the worker reads every tree to keep it (PostgreSQL;
+        elsewhere large clouds are always read in windows). After claims
+        change the usage, twice, each request -- narrowed by member_of
+        or required traits or not -- is answered from the kept structure
+        brought up to date with the usage totals changed since its last
+        read: the oracle's answer for the cloud as it is then."""
+        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        candidate_fetch._kept.clear()
+        version, pairs, _, _ = cloud_db.drawn_example(self.db, cloud, data)
+        limit = data.draw(st.sampled_from([None, 1, 2]))
+        if limit and version >= (1, 16):
+            pairs = pairs + [('limit', str(limit))]
+        request = cloud_db.parsed_or_rejected(pairs, version)
+        self.assertEqual(
+            200, cloud_db.get_candidates(self.app, version, pairs)[0])
+        candidate_fetch.wait_for_background_reads()
+        kept = candidate_fetch._kept.get(self.db.engine)
+        # in_tree requests read their own trees, and keep nothing.
+        follows = (self.db.engine.dialect.name == 'postgresql'
+                   and not any(group.in_tree for group in request.groups))
+        self.assertEqual(follows, kept is not None)
+        reads = cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
+        for _ in range(2):
+            cloud.used = {uuid: {rc: data.draw(props.USED) for rc in classes}
+                          for uuid, classes in cloud.inventory.items()}
+            cloud_db.rewrite_usage(self.db, cloud)
+            status, body = cloud_db.get_candidates(self.app, version, pairs)
+            self.assertEqual(200, status, body)
+            self._check_against_oracle(cloud, request, body)
+        if follows:
+            # Neither read every tree again: the structure stood.
+            self.assertEqual([], reads)
+            self.assertIs(kept, candidate_fetch._kept.get(self.db.engine))
+
+    def _check_against_oracle(self, cloud, request, body):
+        """``body`` is the oracle's answer to ``request``, or with a
+        limit that many of its candidates."""
+        version = request.version
         expected, summarised = candidate_oracle.oracle(cloud, request)
         got = cloud_db.candidate_keys(body, version)
         if request.limit is None:
@@ -300,9 +400,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         windows find their anchors from their trees, or from the sharing
         providers (``few_trees`` 0), as windows of more trees do."""
         self.patch(candidate_fetch, 'FEW_TREES', few_trees)
-        self.patch(candidate_api, 'first_window', lambda wanted: window)
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, window)
 
     def _check_whole_and_windows(self, cloud, data, limit, window, **kinds):
         """The whole answer is the oracle's; a limited one, read in
@@ -388,9 +486,7 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
             {}, dict.fromkeys([disk, vcpu], {cs.SHARING_TRAIT}),
             dict.fromkeys([disk, vcpu], {props.AGGS[0]}))
         cloud_db.write_cloud(self.db, cloud)
-        self.patch(candidate_api, 'first_window', lambda wanted: 1)
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, 1)
         for few_trees, resources in itertools.product(
                 (0, candidate_fetch.FEW_TREES),
                 ('DISK_GB:10', 'VCPU:1,DISK_GB:10')):
@@ -408,8 +504,7 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
             self.assertEqual(len(expected), len(body['allocation_requests']))
 
     def test_small_windows_choose_their_trees(self):
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.5)
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, 2, whole_read_share=0.5)
         self.assertEqual(2, len(self.chose(
             self.statements_of_limited_request())))
 
@@ -417,12 +512,11 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
         """The calls of the read of every tree, as they happen. (On
         PostgreSQL that read goes through the driver's pipeline, which
         SQLAlchemy's statement events do not see.)"""
-        return cloud_db.calls_of(self, candidate_fetch, '_load_every_tree')
+        return cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
 
     def test_a_large_window_reads_every_tree_instead(self):
         # A window of two trees is more than a quarter of seven.
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', 0.25)
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, 2, whole_read_share=0.25)
         whole_reads = self.whole_reads()
         statements = self.statements_of_limited_request()
         self.assertEqual([], self.chose(statements))
@@ -442,7 +536,7 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
             (dialect, candidate_fetch.EVERY_TREE): sa.text(failing)})
         with self.db.read() as conn:
             self.assertRaises(sa.exc.DBAPIError,
-                              candidate_fetch._load_every_tree, conn,
+                              candidate_fetch._read_every_tree, conn,
                               dialect)
         self.patch(candidate_fetch, '_EVERY_TREE_TEXTS', {})
         self.patch(candidate_fetch, '_STATEMENTS', {})
@@ -590,7 +684,17 @@ class TestWhyEmpty(_TwoHostsAndADisk):
                       "VCPU:9", self.logger.output)
 
     def test_required_trait_no_host_holds(self):
-        # The read already keeps only trees holding the trait: no host.
+        # A small cloud is read whole: only the disk holds the trait.
+        self.answer([('resources', 'VCPU:1'),
+                     ('required', 'MISC_SHARES_VIA_AGGREGATE')])
+        self.assertIn('the read kept 3 providers in 3 trees; '
+                      "group '': 2 with VCPU inventory, 2 with room for "
+                      'VCPU:1, 1 with the required traits',
+                      self.logger.output)
+
+    def test_required_trait_no_host_holds_read_in_windows(self):
+        # Windows keep only trees holding the trait: no host.
+        cloud_db.read_in_windows(self, 1)
         self.answer([('resources', 'VCPU:1'),
                      ('required', 'MISC_SHARES_VIA_AGGREGATE')])
         self.assertIn('the read kept 0 providers in 0 trees',

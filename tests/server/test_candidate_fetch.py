@@ -2,7 +2,6 @@
 window by window, holds what the search needs (oracle per anchor), skips
 the trees without room and lists a provider's classes in id order."""
 
-import math
 
 import hypothesis
 from hypothesis import strategies as st
@@ -147,9 +146,7 @@ class TestWindowsSkipFilledHosts(cloud_db.AppTestCase):
             parent, inventory, filled, {u: set() for u in parent},
             {u: set() for u in parent})
         cloud_db.write_cloud(self.db, cloud)
-        self.patch(candidate_api, 'first_window', lambda wanted: 2)
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', math.inf)
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, 2)
         with fixtures.recorded_statements(self.db.engine) as statements:
             status, body = cloud_db.get_candidates(
                 self.app, (1, 39), [('resources', 'VCPU:1,MEMORY_MB:128'),
@@ -173,9 +170,7 @@ class TestWindowsSkipFilledHosts(cloud_db.AppTestCase):
             {}, {share: {'MISC_SHARES_VIA_AGGREGATE'}, host: set()},
             {share: {agg}, host: {agg}})
         cloud_db.write_cloud(self.db, cloud)
-        self.patch(candidate_api, 'first_window', lambda wanted: 1)
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', math.inf)
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        cloud_db.read_in_windows(self, 1)
         status, body = cloud_db.get_candidates(
             self.app, (1, 39), [('resources', 'VCPU:1,DISK_GB:10'),
                                 ('limit', '1')])

@@ -17,6 +17,7 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
@@ -188,6 +189,53 @@ class TestKeptStructure(CloudTestCase):
         self.assertEqual(before, self.stamp())
         self.set_inventory('cn3', {'VCPU': 8})
         self.assertNotEqual(before, self.stamp())
+
+
+class TestUsageChangesAreSeen(CloudTestCase):
+    """Usage written by others while a worker keeps the structure: on
+    PostgreSQL the worker reads only the totals changed since its last
+    read (candidate_fetch._read_usage), elsewhere every total."""
+
+    def test_a_write_committed_after_a_read_that_missed_it(self):
+        """A transaction that wrote before a read and committed after it:
+        the read did not see its totals, and the next one must. (Reading
+        the totals changed since the id of a transaction begun after the
+        write, the reading one's, rather than since the oldest one
+        running misses this write: the test then fails.)"""
+        self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
+        rp = tables.resource_providers
+        with self.db.engine.connect() as other:
+            writing = other.begin()
+            cn2 = other.execute(sa.select(rp.c.id).where(
+                rp.c.uuid == self.uuids['cn2'])).scalar()
+            other.execute(tables.allocations.insert().values(
+                resource_provider_id=cn2, consumer_id=str(uuidlib.uuid4()),
+                resource_class_id=0, used=4))
+            # Read while the write is open: not seen yet.
+            self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
+            writing.commit()
+        after = self.answer()
+        self.assertEqual(['cn1'], self.hosts(after))
+        self.assertEqual(1, len(self.reads))
+        self.assertEqual(self.answer_keeping_nothing(), after)
+
+    def test_another_worker_s_claims(self):
+        """Two workers (two engines, as two processes or API hosts have)
+        on one database, each keeping the structure: what one claims,
+        the other's next answer shows."""
+        other_engine = db_engine.create_engine(fixtures._state['url'])
+        self.addCleanup(other_engine.dispose)
+        other = app_mod.make_app(conf_mod.make_conf(
+            fixtures._state['url'], sync_on_startup=False),
+            db=db_engine.Database(other_engine))
+        for app in (self.app, other):
+            self.assertEqual(200, http.get_candidates(app, (1, 39),
+                                                      QUERY)[0])
+        self.claim('cn2', {'VCPU': 4})
+        status, body = http.get_candidates(other, (1, 39), QUERY)
+        self.assertEqual(200, status, body)
+        self.assertEqual(['cn1'], self.hosts(body))
+        self.assertEqual(2, len(self.reads))  # once per worker
 
 
 class TestEveryStructureChangeIsSeen(CloudTestCase):

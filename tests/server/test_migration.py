@@ -17,7 +17,7 @@ from tests.server import schema_compare
 
 # Upstream Placement 16.0.0's head: what ``db version`` prints.
 HEAD_REVISION = 'a082b8bb98d0'
-OUR_HEAD = '1001_derived_data'
+OUR_HEAD = '1002_usage_changes'
 
 
 class TestMigration(testtools.TestCase):

@@ -190,8 +190,10 @@ class TestDerivedRowsFollow(OtherWriterTestCase):
 
     def totals(self):
         with self.db.read() as conn:
+            u = tables.usage_totals
             return dict(((rp, rc), used) for rp, rc, used in conn.execute(
-                sa.select(tables.usage_totals)).all() if used)
+                sa.select(u.c.resource_provider_id, u.c.resource_class_id,
+                          u.c.used)).all() if used)
 
     def sums(self):
         a = tables.allocations

@@ -4,10 +4,11 @@ in, the response body out.
 
 ``answer`` owns what lies between: the name checks (upstream's 400s for
 unknown classes and traits), how much of the cloud to read
-(``first_read`` and ``next_read``, the read policy), the windows of trees
-read through candidate_fetch.SliceReader and searched by
-candidate_search, and the body candidate_response shapes. The handler
-parses the query (schemas/allocation_candidate.py, then
+(``every_tree``, ``first_window`` and ``next_read``: the read policy),
+the kept structure or the windows of trees read through
+candidate_fetch.SliceReader and searched by candidate_search, and the
+body candidate_response shapes. The handler parses the query
+(schemas/allocation_candidate.py, then
 request_groups.parse_candidate_request) and calls ``answer``; the tests
 call it too.
 """
@@ -43,16 +44,36 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
     read through ``conn``, or errors.BadRequest for an unknown class or
     trait (checked before any of the slice is read).
 
+    The request is answered from every tree when the worker keeps their
+    structure or should read it whole (``every_tree``), else from windows
+    of trees (``search_windows``)."""
+    reader = _reader(conn, request)
+    wanted = candidate_search.stop_after(request, options)
+    snap = every_tree(reader, wanted)
+    if snap is not None:
+        snaps = [snap]
+        result = candidate_search.search(snap, request, options)
+    else:
+        snaps, result = search_windows(reader, request, options, wanted)
+    if not result.candidates and LOG.isEnabledFor(logging.DEBUG):
+        LOG.debug(why_empty(snaps[-1], request))
+    body = candidate_response.allocation_candidates_body(result, request,
+                                                         snaps[-1])
+    return Answer(body, [snaps, result], tables.utcnow())
+
+
+def search_windows(reader, request, options, wanted):
+    """(snapshots, SearchResult) of ``request`` read in windows of trees.
+
     When only the first N candidates are wanted, the first trees that
     hold N candidates are as good an answer as any: every candidate lies
     in one anchor tree plus the sharing providers serving it, and a window
     loads those whole. Each further window reads the next trees, as many
     as the candidates per tree seen so far say are missing, and is
     searched on its own; the windows' candidates add up (duplicates, from
-    sharing trees read twice, collapse)."""
-    reader = _reader(conn, request)
-    wanted = candidate_search.stop_after(request, options)
-    count = first_read(reader, wanted)
+    sharing trees read twice, collapse). The last snapshot is the one the
+    body is built from."""
+    count = None if wanted is None else first_window(wanted)
     found, snaps = {}, []
     while True:
         snaps.append(reader.next_window(count))
@@ -67,11 +88,7 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
         snaps.append(candidate_search.merge_snapshots(snaps))
         result = candidate_search.result_of(snaps[-1], request,
                                             list(found)[:wanted], options)
-    if not result.candidates and LOG.isEnabledFor(logging.DEBUG):
-        LOG.debug(why_empty(snaps[-1], request))
-    body = candidate_response.allocation_candidates_body(result, request,
-                                                         snaps[-1])
-    return Answer(body, [snaps, result], tables.utcnow())
+    return snaps, result
 
 
 def why_empty(snap, request):
@@ -113,33 +130,47 @@ MARGIN = 1.25
 # A first window of at least this share of the cloud's trees reads them
 # all instead, in one read that costs less than the window's.
 WHOLE_READ_SHARE = 1 / 3
-# A cloud of at most this many trees is read whole by any request that
-# does not narrow its trees, whatever its limit. Each worker keeps the
-# trees' structure between such reads (candidate_fetch._KeptStructure),
-# so one costs a read of the usage totals: at 1,000 compute nodes less
-# than choosing and loading a scheduler's first window of trees.
+# A cloud of at most this many trees is read whole by any request but an
+# in_tree one, whatever its limit, and each worker keeps the trees'
+# structure between such reads (candidate_fetch._KeptStructure), so one
+# costs a read of the usage totals: at 1,000 compute nodes less than
+# choosing and loading a scheduler's first window of trees.
 WHOLE_READ_TREES = 2000
+# Larger clouds are kept too where the usage totals changed since a read
+# can be read alone (SliceReader.follows_usage_changes: PostgreSQL): a
+# request then costs a read of the few totals that changed, whatever the
+# cloud's size. Until their structure is kept (after a worker starts, or
+# once it changed) they are read in windows while a thread of the worker
+# reads every tree.
+KEEP_LARGE_CLOUDS = True
 
 
-def first_read(reader, wanted):
-    """How many trees the first read takes, None for all of them, when
-    ``wanted`` candidates are wanted (None: every one).
+def every_tree(reader, wanted):
+    """The snapshot of every tree to answer from when ``wanted``
+    candidates are wanted (None: every one), or None to read windows.
 
-    Reading every tree costs less than a window of a large share of them:
-    per tree, a window costs the database about three times what a whole
-    read does, and a worker answers a whole read of a structure it kept
-    from the usage totals alone. A request that narrows its trees
-    (in_tree, member_of, required traits) reads only those, so it is
-    read in windows whatever the cloud's size."""
-    if wanted is None:
+    A request naming in_tree trees reads only those. Otherwise a worker
+    answers from the structure it keeps when it keeps one for this
+    cloud; failing that, reads every tree when the cloud is small or the
+    first window would be a large share of it (per tree, a window costs
+    the database about three times what a whole read does). In larger
+    clouds, requests that narrow their trees (member_of, required
+    traits) read windows of the trees they may use."""
+    if reader.in_tree:
         return None
-    count = first_window(wanted)
-    if reader.narrowed:
-        return count
-    trees = reader.tree_count()
-    if trees <= WHOLE_READ_TREES or count >= WHOLE_READ_SHARE * trees:
-        return None
-    return count
+    small = reader.tree_count() <= WHOLE_READ_TREES
+    keeps = small or (KEEP_LARGE_CLOUDS and reader.follows_usage_changes)
+    if keeps:
+        snap = reader.kept_snapshot()
+        if snap is not None:
+            return snap
+    if small or (not reader.narrowed and (
+            wanted is None or first_window(wanted)
+            >= WHOLE_READ_SHARE * reader.tree_count())):
+        return reader.read_every_tree(keep=keeps)
+    if keeps:
+        reader.keep_in_background()
+    return None
 
 
 def first_window(wanted):

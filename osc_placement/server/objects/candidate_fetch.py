@@ -30,7 +30,9 @@ changes is prepared once per connection (see db/engine.py).
 
 import collections
 import dataclasses
+import logging
 import operator
+import threading
 import time
 import weakref
 
@@ -42,6 +44,8 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class
+
+LOG = logging.getLogger(__name__)
 
 _RP = tables.resource_providers
 _INV = tables.inventories
@@ -639,9 +643,10 @@ def _every_tree_statements(dialect):
     return texts
 
 
-def _read_pipelined(conn, texts):
-    """The rows of each statement text, read through psycopg in one round
-    trip: a pipeline of prepared statements whose results come in binary.
+def _read_pipelined(conn, statements):
+    """The rows of each statement, (text, parameters or None), read
+    through psycopg in one round trip: a pipeline of prepared statements
+    whose results come in binary.
 
     Each part of the read of every tree is its own result with its own
     columns, which the driver converts faster than the padded rows of one
@@ -656,25 +661,27 @@ def _read_pipelined(conn, texts):
     raw = conn.connection.driver_connection
     try:
         with raw.pipeline():
-            cursors = [raw.cursor(binary=True) for _ in texts]
-            for cursor, text in zip(cursors, texts):
-                cursor.execute(text, prepare=True)
+            cursors = [raw.cursor(binary=True) for _ in statements]
+            for cursor, (text, params) in zip(cursors, statements):
+                cursor.execute(text, params, prepare=True)
         return [cursor.fetchall() for cursor in cursors]
     except conn.dialect.loaded_dbapi.Error as exc:
         if raw.broken:
             conn.invalidate(exc)
         raise sa.exc.DBAPIError.instance(
-            '; '.join(texts), None, exc,
+            '; '.join(text for text, _ in statements), None, exc,
             conn.dialect.loaded_dbapi.Error) from exc
 
 
 def _read_every_tree_pipelined(conn):
-    """{tag: rows} of the four parts over every provider, and the
-    structure stamp read before them, in one round trip."""
-    texts = (_kept_texts(conn.dialect)[0],) + _every_tree_statements(
-        conn.dialect)
-    stamp, *parts = _read_pipelined(conn, texts)
-    return _stamp_of(stamp), dict(zip(_SLOTS, parts))
+    """The structure stamp and the horizon read before the four parts
+    over every provider, and {tag: rows} of those parts, in one round
+    trip."""
+    statements = [_kept_statements(conn.dialect)[0]] + [
+        (text, None) for text in _every_tree_statements(conn.dialect)]
+    stamp_rows, *parts = _read_pipelined(conn, statements)
+    stamp, horizon = stamp_rows[0] if stamp_rows else (None, None)
+    return stamp, horizon, dict(zip(_SLOTS, parts))
 
 
 # --------------------------------------------------------------------------
@@ -682,7 +689,7 @@ def _read_every_tree_pipelined(conn):
 
 
 # How long a worker trusts its count of the cloud's trees. The count only
-# picks how a request is read (see candidate_api.first_read), never
+# picks how a request is read (see candidate_api.every_tree), never
 # what it finds, so a stale one costs time at worst.
 TREE_COUNT_SECONDS = 10.0
 _tree_counts = weakref.WeakKeyDictionary()  # engine -> (count, when)
@@ -767,15 +774,41 @@ class SliceReader:
         TREE_COUNT_SECONDS)."""
         return _tree_count(self.conn)
 
+    @property
+    def follows_usage_changes(self):
+        """A structure kept by this worker can be brought up to date by
+        reading the usage totals changed since (PostgreSQL), rather than
+        every total (see _read_usage)."""
+        return self.dialect == 'postgresql'
+
+    def kept_snapshot(self):
+        """The snapshot of every tree from the structure this worker
+        keeps, with this moment's usage, or None if it keeps none of the
+        current structure stamp."""
+        return _kept_snapshot(self.conn)
+
+    def read_every_tree(self, keep=True):
+        """The snapshot of every tree, read whole, and kept for the next
+        requests if ``keep``.
+
+        Choosing the trees with room first, then reading them by id,
+        cost the database about three times as long as reading every tree
+        (its generic plan walks an index per tree, where reading all is
+        one scan of each table), and the search drops the trees without
+        room."""
+        self.whole = True
+        return _read_every_tree(self.conn, self.dialect, keep)
+
+    def keep_in_background(self):
+        """Read every tree on a thread of its own and keep it (see
+        keep_in_background)."""
+        return keep_in_background(self.conn.engine)
+
     def next_window(self, count=None):
-        if count is None and self.after is None and not self.narrowed:
-            # The whole cloud in one read: choosing the trees with
-            # room first, then reading them by id, cost the database about
-            # three times as long as reading every tree (its generic plan
-            # walks an index per tree, where reading all is one scan of
-            # each table), and the search drops the trees without room.
-            self.whole = True
-            return _load_every_tree(self.conn, self.dialect)
+        """The next ``count`` trees by root id that may hold a candidate
+        (with the request's narrowing, all of them if None), plus the
+        sharing providers serving them; sets ``whole`` once none is
+        left."""
         roots, anchors = [], []
         self.whole = True
         if self.has_seeds:
@@ -838,25 +871,29 @@ def _load_trees(conn, dialect, root_ids, anchors):
             if s in uuid_of and r in uuid_of))
 
 
-def _load_every_tree(conn, dialect):
-    """The Snapshot of every tree: the structure this worker kept from an
-    earlier read with this read's usage if the structure stamp has not
-    changed since, else a read of everything, kept for the next time."""
+def _kept_snapshot(conn):
+    """The kept structure's snapshot with this moment's usage, or None
+    if the worker keeps none, or one under another stamp (then dropped:
+    its memory is free before the structure is read again)."""
     kept = _kept.get(conn.engine)
-    if kept is not None:
-        stamp, usage = _read_stamp_and_usage(conn)
-        if stamp == kept.stamp:
-            return kept.snapshot(usage)
-    return _read_every_tree(conn, dialect)
+    if kept is None:
+        return None
+    since, inventories = kept.last
+    stamp, horizon, usage = _read_usage(conn, since)
+    if stamp != kept.stamp:
+        if _kept.get(conn.engine) is kept:
+            _kept.pop(conn.engine, None)
+        return None
+    return kept.snapshot(inventories, horizon, usage)
 
 
-def _read_every_tree(conn, dialect):
+def _read_every_tree(conn, dialect, keep=True):
     if conn.dialect.driver == 'psycopg':
-        stamp, parts = _read_every_tree_pipelined(conn)
+        stamp, horizon, parts = _read_every_tree_pipelined(conn)
     else:
         # Read first: a structure changed after it is re-read next time,
         # never kept under a stamp it does not belong to.
-        stamp = structure.read_stamp(conn)
+        stamp, horizon = structure.read_stamp(conn), None
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
@@ -864,9 +901,53 @@ def _read_every_tree(conn, dialect):
     # Every provider is loaded, so every sharing provider's peers are.
     snap = _snapshot(parts, uuid_of, _inventories_of(fields),
                      candidate_search.compute_anchors)
-    if stamp is not None:
-        _kept[conn.engine] = _KeptStructure(stamp, snap, fields)
+    if keep and stamp is not None:
+        _kept[conn.engine] = _KeptStructure(stamp, snap, fields, horizon)
     return snap
+
+
+# engine -> the thread reading every tree for it (keep_in_background)
+_background_reads = {}
+_background_lock = threading.Lock()
+
+
+def keep_in_background(engine):
+    """Start reading every tree through ``engine`` on a thread of its
+    own, to keep it, unless such a read is under way; returns the thread
+    (None if one was running).
+
+    For a large cloud whose structure changed: its read takes seconds at
+    100,000 compute nodes, which the request that found the change does
+    not wait for (it reads its windows of trees), nor do the requests
+    after it until the structure is kept again."""
+    with _background_lock:
+        running = _background_reads.get(engine)
+        if running is not None and running.is_alive():
+            return None
+        thread = _background_reads[engine] = threading.Thread(
+            target=_read_and_keep, args=(engine,), daemon=True,
+            name='candidate-structure-read')
+    thread.start()
+    return thread
+
+
+def _read_and_keep(engine):
+    try:
+        with engine.connect() as conn:
+            conn = conn.execution_options(isolation_level='AUTOCOMMIT')
+            _read_every_tree(conn, engine.dialect.name)
+    except Exception:
+        # The requests go on reading windows; the next one that finds no
+        # kept structure starts another read.
+        LOG.exception('Reading every tree to keep it failed')
+
+
+def wait_for_background_reads(timeout=None):
+    """Join the reads keep_in_background started (for tests and tools)."""
+    with _background_lock:
+        threads = list(_background_reads.values())
+    for thread in threads:
+        thread.join(timeout)
 
 
 # --------------------------------------------------------------------------
@@ -882,48 +963,62 @@ _USAGE_KEY = (_USAGE.c.resource_provider_id
               * sa.literal(_KEY_SHIFT, sa.BigInteger)
               + _USAGE.c.resource_class_id)
 _USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
-# On PostgreSQL the stamp and the usage come as one row: the stamp
-# and two arrays, keys and amounts. The driver converts an array of
-# integers in C: a third of the time it took for the same numbers as
-# 3,000 rows.
-_STAMP_AND_USAGE = sa.select(
-    structure.READ_STAMP.scalar_subquery(),
-    sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used))
-_KEPT_TEXTS = {}
+# PostgreSQL's horizon of a statement's snapshot: every transaction with
+# a smaller id had ended when the snapshot was taken, so the statement
+# sees all it changed. A later read of the totals whose ``changed`` (the
+# id of the transaction that last changed them, migration 1002) is at
+# least this horizon finds every change this statement may have missed:
+# a transaction it did not see was still running, or not yet begun, and
+# has an id at least as large. Snapshots taken later have horizons at
+# least as large, so the horizon read before the parts of a read of every
+# tree holds for them too.
+_HORIZON = sa.cast(sa.cast(sa.func.pg_snapshot_xmin(
+    sa.func.pg_current_snapshot()), sa.Text), sa.BigInteger)
+_STAMP_AND_HORIZON = sa.select(structure.READ_STAMP.scalar_subquery(),
+                               _HORIZON)
+# The stamp, the horizon and the totals changed since ``since`` in one
+# statement (one snapshot): the keys and amounts come as two arrays, which
+# the driver converts in C, a third of the time it took for the same
+# numbers as rows.
+_STAMP_AND_USAGE_CHANGES = sa.select(
+    structure.READ_STAMP.scalar_subquery(), _HORIZON,
+    sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used)).where(
+        _USAGE.c.changed >= sa.bindparam('since', type_=sa.BigInteger))
+_KEPT_STATEMENTS = {}
 
 
 def _usage_key(provider_id, class_id):
     return provider_id * _KEY_SHIFT + class_id
 
 
-def _text_of(query, dialect):
-    return str(query.compile(dialect=dialect,
-                             compile_kwargs={'literal_binds': True}))
+def _kept_statements(dialect):
+    """(text, parameters) of the stamp and horizon's read and of the
+    usage changes' read (PostgreSQL), the latter's ``since`` to be set."""
+    statements = _KEPT_STATEMENTS.get(dialect.name)
+    if statements is None:
+        statements = _KEPT_STATEMENTS[dialect.name] = tuple(
+            (str(compiled), compiled.params) for compiled in (
+                _STAMP_AND_HORIZON.compile(dialect=dialect),
+                _STAMP_AND_USAGE_CHANGES.compile(dialect=dialect)))
+    return statements
 
 
-def _kept_texts(dialect):
-    """The texts of the structure stamp's read, and of the stamp's
-    and the usage's together (PostgreSQL)."""
-    texts = _KEPT_TEXTS.get(dialect.name)
-    if texts is None:
-        texts = _KEPT_TEXTS[dialect.name] = (
-            _text_of(structure.READ_STAMP, dialect),
-            _text_of(_STAMP_AND_USAGE, dialect))
-    return texts
-
-
-def _stamp_of(rows):
-    return rows[0][0] if rows else None
-
-
-def _read_stamp_and_usage(conn):
-    """The structure stamp, then every (usage key, used)."""
+def _read_usage(conn, since):
+    """(structure stamp, horizon, [(usage key, used)]): on PostgreSQL the
+    totals changed since the horizon ``since`` of an earlier read (none
+    if None: every total), elsewhere every total, and no horizon."""
+    if conn.dialect.name != 'postgresql':
+        stamp = structure.read_stamp(conn)
+        return stamp, None, _driver_rows(conn.execute(_USAGE_READ))
+    params = {'since': -1 if since is None else since}
     if conn.dialect.driver == 'psycopg':
-        [[(stamp, keys, used)]] = _read_pipelined(
-            conn, _kept_texts(conn.dialect)[1:])
-        return stamp, zip(keys or (), used or ())
-    stamp = structure.read_stamp(conn)
-    return stamp, _driver_rows(conn.execute(_USAGE_READ))
+        text, compiled_params = _kept_statements(conn.dialect)[1]
+        [[(stamp, horizon, keys, used)]] = _read_pipelined(
+            conn, [(text, dict(compiled_params, **params))])
+    else:
+        stamp, horizon, keys, used = conn.execute(
+            _STAMP_AND_USAGE_CHANGES, params).one()
+    return stamp, horizon, zip(keys or (), used or ())
 
 
 class _KeptStructure:
@@ -934,61 +1029,55 @@ class _KeptStructure:
 
     Its snapshot parts are shared by the snapshots of every request
     answered from it, on every thread: nothing changes a Snapshot once
-    built. Each request starts from the usage and inventories of the
-    last one answered and rebuilds only the providers whose usage changed
-    since: from claim to claim, a few of a thousand."""
+    built. Each request starts from the inventories of the last one
+    answered and rebuilds only those whose usage changed since: from
+    claim to claim, a few of thousands."""
 
-    def __init__(self, stamp, snap, fields):
+    def __init__(self, stamp, snap, fields, horizon):
         self.stamp = stamp
         self.snap = snap
         # usage key -> (provider uuid, class name, fields)
         self.entries = {key: (uuid, name, own)
                         for uuid, entries in fields
                         for name, key, own, _ in entries}
-        used = {key: used for _, entries in fields
-                for _, key, _, used in entries}
-        # The usage and inventories of the last request, as one tuple so
-        # that a thread reads both of the same request.
-        self.last = (used, snap.inventories)
+        # The horizon and the inventories of the last request, as one
+        # tuple so that a thread reads both of the same request. Two
+        # threads may replace it in either order: either state is one
+        # the database was in, and the next read from its horizon brings
+        # it up to date.
+        self.last = (horizon, snap.inventories)
 
-    def snapshot(self, usage_rows):
-        """The kept snapshot with the inventories of this usage: every
-        (usage key, used) there is, none for nothing used."""
-        used = dict(usage_rows)
-        last_used, last_inventories = self.last
-        if used == last_used:
-            return dataclasses.replace(self.snap,
-                                       inventories=last_inventories)
-        was = last_used.get
-        changed = {key for key, amount in used.items()
-                   if was(key, 0) != amount}
-        changed.update(key for key in last_used.keys() - used.keys()
-                       if last_used[key])
-        inventories = self._rebuilt(last_inventories, changed, used)
-        self.last = (used, inventories)
+    def snapshot(self, inventories, horizon, usage_rows):
+        """The kept snapshot with ``inventories`` (those of ``last``)
+        brought up to date with ``usage_rows``, (usage key, used) pairs:
+        every total changed since, or every total."""
+        inventories = self._rebuilt(inventories, usage_rows)
+        self.last = (horizon, inventories)
         return dataclasses.replace(self.snap, inventories=inventories)
 
-    def _rebuilt(self, inventories, changed, used):
-        """``inventories`` with the inventories of the ``changed`` keys
-        rebuilt; a provider's dict is replaced, never changed, since
-        other requests' snapshots hold it."""
-        if not changed:
-            return inventories
-        inventories = dict(inventories)
+    def _rebuilt(self, inventories, usage_rows):
+        """``inventories`` with those whose usage differs from
+        ``usage_rows`` rebuilt; a provider's dict is replaced, never
+        changed, since other requests' snapshots hold it."""
         inventory = candidate_search.Inventory
-        copied = set()
-        for key in changed:
-            entry = self.entries.get(key)
+        entries = self.entries
+        rebuilt, copied = None, set()
+        for key, used in usage_rows:
+            entry = entries.get(key)
             if entry is None:
                 # Usage of an inventory created after the structure was
                 # read (the next read of it will see both).
                 continue
             uuid, name, own = entry
+            if inventories[uuid][name].used == used:
+                continue
+            if rebuilt is None:
+                rebuilt = dict(inventories)
             if uuid not in copied:
-                inventories[uuid] = dict(inventories[uuid])
+                rebuilt[uuid] = dict(rebuilt[uuid])
                 copied.add(uuid)
-            inventories[uuid][name] = inventory(*own, used.get(key, 0))
-        return inventories
+            rebuilt[uuid][name] = inventory(*own, used)
+        return inventories if rebuilt is None else rebuilt
 
 
 def _driver_rows(result):

@@ -217,12 +217,18 @@ def group_pairs(rows):
     return {key: frozenset(values) for key, values in grouped.items()}
 
 
-def compute_anchors(snap):
-    """Anchors of every sharing provider, from the snapshot's aggregates."""
+def _members_of_aggregates(snap):
+    """{aggregate uuid: set of the snapshot's providers in it}."""
     members = collections.defaultdict(set)
     for uuid, aggs in snap.aggregates.items():
         for agg in aggs:
             members[agg].add(uuid)
+    return members
+
+
+def compute_anchors(snap):
+    """Anchors of every sharing provider, from the snapshot's aggregates."""
+    members = _members_of_aggregates(snap)
     anchors = {}
     for uuid in snap.providers:
         if snap.is_sharing(uuid):
@@ -537,6 +543,23 @@ class _TreeIndex:
         self.anchors = sorted(set(self.members) | set(self.served_by))
         # request shape -> its viable anchors (_viable_anchors)
         self.viable = {}
+        self._aggregate_members = None
+
+    def anchors_touching(self, snap, aggregates):
+        """The anchors (in order) whose tree has a provider in one of
+        ``aggregates`` or is served by a sharing provider in one; all of
+        them if None (SliceSpec.tree_aggregates' narrowing)."""
+        if aggregates is None:
+            return self.anchors
+        if self._aggregate_members is None:
+            self._aggregate_members = _members_of_aggregates(snap)
+        found = set()
+        for aggregate in aggregates:
+            for uuid in self._aggregate_members.get(aggregate, ()):
+                found.add(snap.root(uuid))
+                if snap.is_sharing(uuid):
+                    found.update(snap.anchors.get(uuid, ()))
+        return sorted(found.intersection(self.anchors))
 
     @classmethod
     def of(cls, snap):
@@ -576,32 +599,33 @@ class _GroupSearch:
         # uuid -> the provider's options per level, or None.
         self._option_cache = {}
 
-    def levels(self, anchor):
+    def levels(self, anchor, providers=None):
         """The group's walk levels under ``anchor``: one level (one option
         per provider) for a suffixed group, one level per class for the
         unsuffixed group, whose required traits are checked once all its
-        classes are chosen. None if some level has no option."""
+        classes are chosen. None if some level has no option.
+        ``providers``: those of the anchor's that may serve the group
+        (_viable_anchors), None for all."""
         if not self._keys:
             return []
-        options = self._options_at(anchor)
+        options = self._options_at(anchor, providers)
         if options is None or not all(options):
             return None
         return [_Level(self.group, level) for level in options]
 
-    def _options_at(self, anchor):
+    def _options_at(self, anchor, providers=None):
         """[options of each level] under ``anchor`` (None if no provider
         offers any): its own providers, then the sharing providers
-        serving it. Options are worked out once per provider, for all
-        levels at once -- a sharing provider serves many anchors -- and
-        only for the anchors the search reaches before ``limit``."""
+        serving it (or ``providers``, those of them that may serve the
+        group). Options are worked out once per provider, for all levels
+        at once -- a sharing provider serves many anchors -- and only for
+        the anchors the search reaches before ``limit``."""
         lists = None
-        for uuid in self.index.local_providers(anchor):
-            options = self._option_cache.get(uuid, False)
-            if options is False:
-                options = self._option_cache[uuid] = self._options_of(uuid)
-            if options is None or not (self._any_pair_ok
-                                       or self.group.use_same_provider
-                                       or self._pair_ok(uuid, anchor)):
+        if providers is None:
+            providers = self.index.local_providers(anchor)
+        for uuid in providers:
+            options = self._serving_options(uuid, anchor)
+            if options is None:
                 continue
             if lists is None:
                 lists = [[] for _ in self._keys]
@@ -609,6 +633,18 @@ class _GroupSearch:
                 if option is not None:
                     found.append(option)
         return lists
+
+    def _serving_options(self, uuid, anchor):
+        """The provider's options per level (_options_of, worked out once)
+        if it may serve the group under ``anchor``, else None."""
+        options = self._option_cache.get(uuid, False)
+        if options is False:
+            options = self._option_cache[uuid] = self._options_of(uuid)
+        if options is None or not (self._any_pair_ok
+                                   or self.group.use_same_provider
+                                   or self._pair_ok(uuid, anchor)):
+            return None
+        return options
 
     def _options_of(self, uuid):
         """[the provider's option or None, per level], or None if it has
@@ -721,79 +757,100 @@ class _SpreadSearch(_GroupSearch):
 
     _providers_only = True
 
-    def providers_at(self, anchor):
+    def providers_at(self, anchor, providers=None):
         """The unsuffixed group's providers of each class (sorted) under
-        ``anchor``, or None if some class has none: its levels, as
-        uuids. Each provider is tested once per request, however many
-        anchors it serves (_options_at)."""
-        providers = self._options_at(anchor)
-        if providers is None or not all(providers):
+        ``anchor`` (of ``providers`` if given), or None if some class has
+        none: its levels, as uuids. Each provider is tested once per
+        request, however many anchors it serves (_options_at)."""
+        found = self._options_at(anchor, providers)
+        if found is None or not all(found):
             return None
-        return providers
+        return found
 
 
 class _StructuralSearch(_GroupSearch):
     """A group's options were nothing used: what the providers' classes,
-    capacities, units, traits and aggregates allow (see
-    _viable_anchors)."""
+    traits and aggregates allow (see _viable_anchors). Amounts are left
+    out too, so that one answer serves every flavor of a shape."""
 
     @staticmethod
     def _fits(inventory, amount):
-        return inventory.could_take(amount)
+        return True
+
+    def serving(self, anchor):
+        """The anchor's providers that may serve the group, or None if
+        every one of them may."""
+        local = self.index.local_providers(anchor)
+        found = [uuid for uuid in local
+                 if self._serving_options(uuid, anchor) is not None]
+        return None if len(found) == len(local) else found
 
 
 # The most request shapes whose viable anchors a structure keeps: a
-# scheduler sends a few dozen (one per flavor); more are worked out
-# again.
-_VIABLE_SHAPES = 64
+# scheduler sends a few (flavors differ by amounts, which the shapes
+# leave out); more are worked out again.
+_VIABLE_SHAPES = 32
 
 
 def _shape_key(request):
     """What _viable_anchors' answer depends on, hashable."""
     return (request.group_policy, tuple(
-        (group.suffix, tuple(sorted(group.resources.items())),
+        (group.suffix, tuple(sorted(group.resources)),
          group.required_traits, group.forbidden_traits, group.member_of,
          group.forbidden_aggs, group.in_tree)
         for group in request.groups))
 
 
 def _viable_anchors(snap, request, index):
-    """The anchors (in order) under which every group of ``request``
-    finds a provider, with isolate enough of them, were nothing used.
+    """[(anchor, per group the anchor's providers that may serve it or
+    None for all)], in anchor order, of the anchors under which every
+    group of ``request`` finds a provider with the classes, traits and
+    aggregates it asks for (with isolate, enough providers), whatever the
+    usage and amounts.
 
-    The walks visit only these: a tree that cannot hold a candidate
-    whatever its usage -- a sharing provider's own tree, a host without
-    the NUMA cells or the GPU a group asks for -- costs nothing, where
-    testing its providers was most of a request's time (two NUMA groups
-    at 1,000 nodes, a limited request at 100,000 walking past the
-    sharing providers' trees). Worked out once per request shape for the
-    providers of ``index``, which a worker's kept structure shares
-    between requests; usage is tested by the walk."""
+    The walks visit only these, and only the providers listed: a tree
+    that cannot hold a candidate -- a sharing provider's own tree, a host
+    without the NUMA cells or the GPU a group asks for -- costs nothing,
+    where testing its providers was most of a request's time (two NUMA
+    groups at 1,000 nodes, a limited request at 100,000 walking past the
+    sharing providers' trees), and a NUMA group is not offered the host's
+    root or its GPU. Worked out once per request shape for the providers
+    of ``index``, which a worker's kept structure shares between
+    requests; amounts and usage are tested by the walk."""
     key = _shape_key(request)
-    anchors = index.viable.get(key)
-    if anchors is None:
+    viable = index.viable.get(key)
+    if viable is None:
         if len(index.viable) >= _VIABLE_SHAPES:
             index.viable.clear()
         searches = [_StructuralSearch(snap, group, index)
                     for group in request.groups]
         isolate = request.group_policy == 'isolate'
-        anchors = index.viable[key] = [
-            anchor for anchor in index.anchors
-            if _could_hold(snap, searches, anchor, isolate)]
-    return anchors
+        viable = []
+        for anchor in index.anchors_touching(snap, _tree_aggregates(request)):
+            serving = _could_hold(snap, searches, anchor, isolate)
+            if serving is not None:
+                viable.append((anchor, serving))
+        index.viable[key] = viable
+    return viable
 
 
 def _could_hold(snap, searches, anchor, isolate):
-    levels = []
+    """Per search, the anchor's providers that may serve its group (None
+    for all), or None if the anchor cannot hold a candidate."""
+    levels, serving = [], []
     for search in searches:
-        group_levels = search.levels(anchor)
+        providers = search.serving(anchor)
+        group_levels = search.levels(anchor, providers)
         if group_levels is None:
-            return False
+            return None
         if not (search.group.use_same_provider
                 or _could_meet_traits(snap, search.group, group_levels)):
-            return False
+            return None
         levels += group_levels
-    return not isolate or _enough_providers_to_isolate(levels)
+        serving.append(providers)
+    if isolate and not _enough_providers_to_isolate(levels):
+        return None
+    return tuple(serving)
 
 
 def _could_meet_traits(snap, group, levels):
@@ -1070,12 +1127,12 @@ def _anchor_walks(snap, request):
     demand = _demand(request.groups)
     checkpoints = _CheckpointCache(request.same_subtrees)
     isolate = request.group_policy == 'isolate'
-    for anchor in _viable_anchors(snap, request, index):
+    for anchor, serving in _viable_anchors(snap, request, index):
         if not anchor_ok(anchor):
             continue
         levels = []
-        for group_search in searches:
-            group_levels = group_search.levels(anchor)
+        for group_search, providers in zip(searches, serving):
+            group_levels = group_search.levels(anchor, providers)
             if group_levels is None:
                 break  # a group that cannot fit ends this anchor
             levels += group_levels
@@ -1155,13 +1212,13 @@ def _spread_walks(snap, request):
     search = _SpreadSearch(snap, request.groups[0], index)
     anchor_ok = _root_filter(snap, request)
     meets = _collective_traits_test(snap, search.group.required_traits)
-    for anchor in _viable_anchors(snap, request, index):
+    for anchor, (serving,) in _viable_anchors(snap, request, index):
         if not anchor_ok(anchor):
             continue
         # Each provider listed for a class passed Inventory.can_take for
         # it alone, so it fits on its own, and no two classes add to one
         # (provider, class).
-        providers = search.providers_at(anchor)
+        providers = search.providers_at(anchor, serving)
         if providers is None:
             continue
         combinations = itertools.product(*providers)

@@ -1,0 +1,127 @@
+"""Which usage totals changed since a worker last read them (PostgreSQL).
+
+A worker keeps the cloud's structure between candidate requests
+(objects/candidate_fetch.py) and needs each request's usage. Reading every
+usage total grows with the cloud: 400,000 rows at 100,000 compute nodes.
+With ``usage_totals.changed``, the id of the transaction that last changed
+a total, a worker reads only the totals changed by transactions its last
+read may not have seen (see candidate_fetch._read_usage_changes): a few
+rows per request whatever the cloud's size.
+
+PostgreSQL's usage triggers set the column (``pg_current_xact_id()``, a
+64-bit id that never wraps). MySQL and SQLite have no such id: the
+column stays 0 there and their workers read every total, which is why
+they keep the structure of small clouds only.
+
+Each step can run again, as 1001's.
+
+Revision ID: 1002_usage_changes
+Revises: 1001_derived_data
+Create Date: 2026-12-03 06:00:00
+"""
+
+import importlib
+
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = '1002_usage_changes'
+down_revision = '1001_derived_data'
+branch_labels = None
+depends_on = None
+
+COLUMN = 'changed'
+INDEX = 'usage_totals_changed_idx'
+
+# The transaction writing a total, as a bigint (xid8 has no cast to it).
+_THIS_TRANSACTION = 'pg_current_xact_id()::text::bigint'
+
+
+def _upsert(source, amount, having=''):
+    """The body of a PostgreSQL usage trigger: add ``amount`` per provider
+    and class of ``source`` to the totals, in key order (so that writers
+    lock shared rows in one order), stamping each with this
+    transaction."""
+    return """
+        INSERT INTO usage_totals
+            (resource_provider_id, resource_class_id, used, changed)
+        SELECT resource_provider_id, resource_class_id, %(amount)s,
+               %(xact)s
+        FROM %(source)s
+        GROUP BY resource_provider_id, resource_class_id
+        %(having)s
+        ORDER BY resource_provider_id, resource_class_id
+        ON CONFLICT (resource_provider_id, resource_class_id)
+        DO UPDATE SET used = usage_totals.used + excluded.used,
+                      changed = excluded.changed;
+    """ % {'amount': amount, 'xact': _THIS_TRANSACTION, 'source': source,
+           'having': having}
+
+
+def _function(name, body):
+    return """
+    CREATE OR REPLACE FUNCTION %s() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        %s
+        RETURN NULL;
+    END $$
+    """ % (name, body)
+
+
+_BOTH_SIDES = """(SELECT resource_provider_id, resource_class_id, used
+          FROM added
+          UNION ALL
+          SELECT resource_provider_id, resource_class_id, -used
+          FROM removed) AS changes"""
+
+# 1001's usage functions, with the transaction stamped on each total.
+STAMPING_FUNCTIONS = [
+    _function('osc_placement_usage_on_update',
+              _upsert(_BOTH_SIDES, 'sum(used)', 'HAVING sum(used) <> 0')),
+    _function('osc_placement_usage_on_insert', _upsert('added', 'sum(used)')),
+    _function('osc_placement_usage_on_delete',
+              _upsert('removed', '-sum(used)')),
+]
+
+
+def _restore_1001_functions(conn):
+    derived = importlib.import_module(
+        'osc_placement.server.db.migrations.versions.1001_derived_data')
+    for statement in derived.TRIGGERS['postgresql']:
+        if statement.lstrip().startswith(
+                'CREATE OR REPLACE FUNCTION osc_placement_usage_on_'):
+            conn.exec_driver_sql(statement)
+
+
+def _has_column(conn):
+    return COLUMN in {c['name'] for c in
+                      sa.inspect(conn).get_columns('usage_totals')}
+
+
+def _has_index(conn):
+    return INDEX in {i['name'] for i in
+                     sa.inspect(conn).get_indexes('usage_totals')}
+
+
+def upgrade():
+    conn = op.get_bind()
+    if not _has_column(conn):
+        op.add_column('usage_totals', sa.Column(
+            COLUMN, sa.BigInteger, nullable=False, server_default='0'))
+    if not _has_index(conn):
+        op.create_index(INDEX, 'usage_totals', [COLUMN])
+    if conn.dialect.name == 'postgresql':
+        for statement in STAMPING_FUNCTIONS:
+            conn.exec_driver_sql(statement)
+
+
+def downgrade():
+    conn = op.get_bind()
+    if conn.dialect.name == 'postgresql':
+        _restore_1001_functions(conn)
+    if _has_index(conn):
+        op.drop_index(INDEX, table_name='usage_totals')
+    if _has_column(conn):
+        op.drop_column('usage_totals', COLUMN)
