@@ -56,3 +56,17 @@ def drop(db_url):
                                  % (url.database, force))
     finally:
         admin.dispose()
+
+
+def copy(db_url, name):
+    """A new database ``name`` on ``db_url``'s PostgreSQL server, a copy
+    of ``db_url``'s (which no one may be connected to); its URL."""
+    url = sa.engine.make_url(db_url)
+    admin = admin_engine(db_url)
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql('CREATE DATABASE %s TEMPLATE %s'
+                                 % (name, url.database))
+    finally:
+        admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)

@@ -29,6 +29,14 @@ def start(connection, workers=1, seconds=60, threads=None, ready_path='/'):
     popen = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     url = 'http://127.0.0.1:%d' % port
+    wait_until_ready(popen, url, ready_path, seconds)
+    return popen, url
+
+
+def wait_until_ready(popen, url, ready_path, seconds):
+    """Return once ``url + ready_path`` answers 200; kill ``popen`` and
+    raise RuntimeError if it exits, refuses the request or does not
+    answer within ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if popen.poll() is not None:
@@ -39,7 +47,7 @@ def start(connection, workers=1, seconds=60, threads=None, ready_path='/'):
                     'X-Auth-Token': 'admin', 'OpenStack-API-Version':
                     'placement ' + http_client.MICROVERSION}),
                 timeout=max(1.0, deadline - time.monotonic())).read()
-            return popen, url
+            return
         except urllib.error.HTTPError as error:
             # A refused request will not be accepted on a later try.
             if error.code < 500:

@@ -43,6 +43,7 @@ from benchmarks import databases
 from benchmarks import local_server
 from benchmarks import provider_reads
 from benchmarks import sql_cloud
+from benchmarks import upstream_server
 
 DEFAULT_DATABASE_URL = 'postgresql+psycopg://postgres@127.0.0.1/'
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
@@ -172,6 +173,35 @@ class Side:
             'postgresql_private_mib': round(sum(
                 memory_bytes(pid, 'RssAnon') for pid in backends) / MIB, 1),
             'postgresql_backends': len(backends)}
+
+
+class UpstreamSide:
+    """Upstream Placement 16.0.0 (benchmarks.upstream_server) on a copy
+    of the reference side's database: the same cloud, as loaded."""
+
+    label = 'upstream'
+
+    def __init__(self, reference, venv):
+        self.nodes, self.cloud = reference.nodes, reference.cloud
+        self.reference, self.venv = reference, venv
+        self.database = 'scale_up_%d_%d' % (self.nodes, os.getpid())
+        self.connection = None
+        self.process = self.client = None
+
+    def load(self):
+        self.connection = databases.copy(self.reference.connection,
+                                         self.database)
+
+    def start(self, workers, threads):
+        self.process, url, _ = upstream_server.start(
+            self.connection, self.venv, workers, threads)
+        self.client = http_client.Client(url)
+
+    def stop(self):
+        if self.process is not None:
+            # gunicorn's master stops its workers.
+            self.process.terminate()
+            self.process.wait(60)
 
 
 def say(text):
@@ -304,6 +334,25 @@ def measure_writes(sides, threads, seconds, rounds, seed):
     return [{'writes_per_second': statistics.median(side_rates),
              'runs': side_rates, 'conflicts': refused}
             for side_rates, refused in zip(rates, conflicts)]
+
+
+def measure_upstream(reference, upstream, args):
+    """Our reference side against upstream on the same cloud: every
+    candidate shape alternating, and the scheduler loop."""
+    say('upstream 16.0.0: candidate shapes ...')
+    clients = [reference.client, upstream.client]
+    queries = compare.alternate_queries(
+        clients, [reference.cloud, upstream.cloud], args.samples)
+    say('upstream 16.0.0: scheduler loop ...')
+    loops = [candidates.scheduler_loop(client, args.threads,
+                                       args.loop_seconds)
+             for client in clients]
+    return {
+        'queries': {name: [statistics.median(side) for side in pair]
+                    for name, pair in queries.items()},
+        'loop': [{key: loop[key] for key in (
+            'claims_per_second', 'limit10_median_ms', 'claims')}
+            for loop in loops]}
 
 
 def answers(sides):
@@ -466,6 +515,51 @@ def table_rows(figures):
     return rows
 
 
+# Issue 18: at 1,000 nodes every candidate shape at least 30 times as
+# fast as upstream's in the same run.
+UPSTREAM_TARGET = 30
+
+
+def upstream_rows(figures):
+    """[(figure, ours, upstream's, times faster, target, mark)]."""
+    rows = []
+    for name in SHAPE_ROWS:
+        ours, theirs = figures['queries'][name]
+        target = name != 'GET /resource_providers'
+        rows.append((name + ' ms', ours, theirs, theirs / ours, target))
+    ours, theirs = figures['loop']
+    rows.append(('scheduler loop, claims/s', ours['claims_per_second'],
+                 theirs['claims_per_second'],
+                 ours['claims_per_second'] / theirs['claims_per_second'],
+                 False))
+    rows.append(('limit=10 inside the loop, median ms',
+                 ours['limit10_median_ms'], theirs['limit10_median_ms'],
+                 theirs['limit10_median_ms'] / ours['limit10_median_ms'],
+                 False))
+    return [(name, shown(ours), shown(theirs), '%.1fx' % faster,
+             '≥ %d×' % UPSTREAM_TARGET if target else '',
+             ('pass' if faster >= UPSTREAM_TARGET else 'FAIL')
+             if target else '')
+            for name, ours, theirs, faster, target in rows]
+
+
+def render_upstream(figures, nodes):
+    """The table against upstream as lines, and whether it met the
+    targets."""
+    header = ('figure', 'ours, %s nodes' % format(nodes, ','),
+              'upstream 16.0.0', 'ours faster', 'target', '')
+    body = upstream_rows(figures)
+    return table_lines(header, body), all(row[5] != 'FAIL' for row in body)
+
+
+def table_lines(header, body):
+    widths = [max(len(row[i]) for row in [header] + body)
+              for i in range(len(header))]
+    return ['| ' + ' | '.join(cell.ljust(width) for cell, width
+                              in zip(row, widths)) + ' |'
+            for row in [header, tuple('-' * w for w in widths)] + body]
+
+
 def shown(value):
     if isinstance(value, list):
         return '/'.join(shown(item) for item in value)
@@ -495,12 +589,7 @@ def render(rows, targets, nodes, reference_nodes):
             mark = 'pass' if ok else 'FAIL'
         body.append((name, shown(ref), shown(n), ratio(ref, n),
                      target.text if target else '', mark))
-    widths = [max(len(row[i]) for row in [header] + body)
-              for i in range(len(header))]
-    for row in [header, tuple('-' * w for w in widths)] + body:
-        lines.append('| ' + ' | '.join(
-            cell.ljust(width) for cell, width in zip(row, widths)) + ' |')
-    return lines, passed
+    return lines + table_lines(header, body), passed
 
 
 # -- the command -----------------------------------------------------------
@@ -528,24 +617,58 @@ def parse_args(argv):
     parser.add_argument('--loop-rounds', type=int, default=3,
                         help='scheduler loop and write runs per side')
     parser.add_argument('--write-seconds', type=float, default=5)
+    parser.add_argument('--upstream-venv',
+                        help='a virtualenv with upstream Placement 16.0.0 '
+                             '(tools/upstream-venv.sh): also measure it on '
+                             'a copy of the reference cloud')
+    parser.add_argument('--warm-seconds', type=float,
+                        help='scheduler requests before measuring '
+                             '(default 3 s per 10,000 nodes, at least 2)')
     return parser.parse_args(argv)
 
 
-def run(args, sides):
-    """Load, serve and measure both sides; the figures."""
+def run(args, sides, upstream):
+    """Load, serve and measure both sides (and upstream's, if given);
+    the figures."""
     load = {}
     for side in sides:
         load[side.label] = side.load(args.seed)
     say('set-up used the bulk SQL loader (benchmarks.sql_cloud), not the '
         'API; everything below is measured over HTTP')
+    if upstream is not None:
+        upstream.load()
     for side in sides:
         side.start(args.workers, args.server_threads)
         say('[%s] server on %s: %d workers x %d threads, first answer '
             'after %.1f s' % (side.label, side.database, args.workers,
                               args.server_threads, side.first_answer))
+    for side in sides:
+        warm_up(side, args.warm_seconds)
     figures = measure(sides, args)
     figures['load_seconds'] = load
+    if upstream is not None:
+        upstream.start(args.workers, args.server_threads)
+        say('[upstream] upstream Placement 16.0.0 on %s (a copy of the '
+            'reference), gunicorn %d workers x %d threads' % (
+                upstream.database, args.workers, args.server_threads))
+        figures['upstream'] = measure_upstream(sides[0], upstream, args)
     return figures
+
+
+def warm_up(side, seconds):
+    """Scheduler requests for ``seconds`` (by default 3 per 10,000
+    nodes): a worker that starts reads windows of trees while a thread of
+    it reads every tree to keep (candidate_api.KEEP_LARGE_CLOUDS), and
+    the figures are of a server that has been running."""
+    if seconds is None:
+        seconds = max(2.0, 3.0 * side.nodes / 10000)
+    deadline = time.monotonic() + seconds
+    count = 0
+    while time.monotonic() < deadline:
+        side.client.get(READY_PATH)
+        count += 1
+    say('[%s] warmed up: %d limit=10 requests in %.0f s' % (
+        side.label, count, seconds))
 
 
 def stop_on_sigterm():
@@ -561,14 +684,18 @@ def main(argv=None):
     # The reference first: the table's columns read reference, then N.
     sides = [Side('ref', args.reference_nodes, args.database_url, admin),
              Side('n', args.nodes, args.database_url, admin)]
+    upstream = (UpstreamSide(sides[0], args.upstream_venv)
+                if args.upstream_venv else None)
+    everyone = sides + ([upstream] if upstream else [])
     try:
-        figures = run(args, sides)
+        figures = run(args, sides, upstream)
     finally:
-        for side in sides:
+        for side in everyone:
             side.stop()
         if not args.keep:
-            for side in sides:
-                databases.drop(side.connection)
+            for side in everyone:
+                if side.connection:
+                    databases.drop(side.connection)
         admin.dispose()
     size = target_size(args.nodes, args.reference_nodes)
     lines, passed = render(table_rows(figures), TARGETS[size], args.nodes,
@@ -576,9 +703,17 @@ def main(argv=None):
     say('targets: issue 18\'s for %s nodes' % format(size, ','))
     for line in lines:
         say(line)
+    if upstream is not None:
+        upstream_lines, upstream_passed = render_upstream(
+            figures['upstream'], args.reference_nodes)
+        say('against upstream Placement 16.0.0, the same %s-node cloud, '
+            'same run' % format(args.reference_nodes, ','))
+        for line in upstream_lines:
+            say(line)
+        passed = passed and upstream_passed
     say('every target met' if passed else 'some targets not met')
     if args.keep:
-        say('kept databases: %s' % ', '.join(s.database for s in sides))
+        say('kept databases: %s' % ', '.join(s.database for s in everyone))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(figures, nodes=args.nodes,

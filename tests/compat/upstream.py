@@ -22,45 +22,22 @@ import time
 import urllib.error
 import urllib.request
 
-import sqlalchemy as sa
 import testtools
 from testtools import content
 
 from benchmarks import local_server
+from benchmarks import upstream_server
 from tests.server import schema_compare
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-UPSTREAM_VENV = os.environ.get('OSC_PLACEMENT_UPSTREAM_VENV',
-                               os.path.join(TOP, '.venv-upstream'))
+UPSTREAM_VENV = upstream_server.DEFAULT_VENV
 # The head of upstream 16.0.0's alembic history.
 UPSTREAM_HEAD = 'a082b8bb98d0'
 READY_TIMEOUT = 60
 STOP_TIMEOUT = 15
 API_VERSION = '1.39'
 ADMIN_HEADERS = {'X-Auth-Token': 'admin', 'Accept': 'application/json'}
-
-# Each side's database driver: upstream's venv has psycopg2 and PyMySQL,
-# ours uses psycopg 3 and PyMySQL. SQLite URLs need no driver.
-UPSTREAM_DRIVERS = {'postgresql': 'postgresql+psycopg2',
-                    'mysql': 'mysql+pymysql'}
-OUR_DRIVERS = {'postgresql': 'postgresql+psycopg', 'mysql': 'mysql+pymysql'}
-
-
-def _with_driver(db_url, drivers):
-    url = sa.engine.make_url(db_url)
-    backend = url.get_backend_name()
-    if backend in drivers:
-        url = url.set(drivername=drivers[backend])
-    return url.render_as_string(hide_password=False)
-
-
-def upstream_url(db_url):
-    return _with_driver(db_url, UPSTREAM_DRIVERS)
-
-
-def our_url(db_url):
-    return _with_driver(db_url, OUR_DRIVERS)
+upstream_url = upstream_server.upstream_url
+our_url = upstream_server.our_url
 
 
 def new_database(test):
