@@ -182,11 +182,15 @@ class UpstreamSide:
     label = 'upstream'
 
     def __init__(self, reference, venv):
-        self.nodes, self.cloud = reference.nodes, reference.cloud
+        self.nodes = reference.nodes
         self.reference, self.venv = reference, venv
         self.database = 'scale_up_%d_%d' % (self.nodes, os.getpid())
         self.connection = None
         self.process = self.client = None
+
+    @property
+    def cloud(self):
+        return self.reference.cloud
 
     def load(self):
         self.connection = databases.copy(self.reference.connection,

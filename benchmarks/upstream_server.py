@@ -74,7 +74,8 @@ def start(db_url, venv=DEFAULT_VENV, workers=2, threads=4, seconds=120,
     port = local_server.free_port()
     with open(os.path.join(state, 'server.log'), 'w') as log:
         process = subprocess.Popen(
-            [os.path.join(venv, 'bin', 'gunicorn'), '--no-control-socket',
+            [os.path.join(os.path.abspath(venv), 'bin', 'gunicorn'),
+             '--no-control-socket',
              '-b', '127.0.0.1:%d' % port, '-w', str(workers),
              '-k', 'gthread', '--threads', str(threads),
              '--timeout', '900', 'placement.wsgi.api:application'],

@@ -897,12 +897,13 @@ def _read_every_tree(conn, dialect, keep=True):
         result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
         parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
-    fields = _inventory_fields(parts[_INVENTORY], uuid_of, conn)
+    names, rows = _known_inventory_rows(parts[_INVENTORY], uuid_of, conn)
     # Every provider is loaded, so every sharing provider's peers are.
-    snap = _snapshot(parts, uuid_of, _inventories_of(fields),
+    snap = _snapshot(parts, uuid_of, _inventories_of(rows, uuid_of, names),
                      candidate_search.compute_anchors)
     if keep and stamp is not None:
-        _kept[conn.engine] = _KeptStructure(stamp, snap, fields, horizon)
+        _kept[conn.engine] = _KeptStructure(stamp, snap, uuid_of, names,
+                                            horizon)
     return snap
 
 
@@ -991,10 +992,6 @@ _STAMP_AND_USAGE_CHANGES = sa.select(
 _KEPT_STATEMENTS = {}
 
 
-def _usage_key(provider_id, class_id):
-    return provider_id * _KEY_SHIFT + class_id
-
-
 def _kept_statements(dialect):
     """(text, parameters) of the stamp and horizon's read and of the
     usage changes' read (PostgreSQL), the latter's ``since`` to be set."""
@@ -1027,9 +1024,9 @@ def _read_usage(conn, since):
 
 class _KeptStructure:
     """What a read of every tree found besides usage, under one structure
-    stamp: the snapshot's providers, traits, aggregates and anchors,
-    and each inventory's own fields (see _inventory_fields), from which a
-    later read's inventories are built with that read's usage.
+    stamp: the snapshot's providers, traits, aggregates and anchors, and
+    its inventories, from which a later read's are built with that read's
+    usage.
 
     Its snapshot parts are shared by the snapshots of every request
     answered from it, on every thread: nothing changes a Snapshot once
@@ -1037,13 +1034,14 @@ class _KeptStructure:
     answered and rebuilds only those whose usage changed since: from
     claim to claim, a few of thousands."""
 
-    def __init__(self, stamp, snap, fields, horizon):
+    def __init__(self, stamp, snap, uuid_of, class_names, horizon):
         self.stamp = stamp
         self.snap = snap
-        # usage key -> (provider uuid, class name, fields)
-        self.entries = {key: (uuid, name, own)
-                        for uuid, entries in fields
-                        for name, key, own, _ in entries}
+        # A usage key's provider and class (_USAGE_KEY): two small dicts
+        # rather than one entry per inventory (450,000 at 100,000 compute
+        # nodes).
+        self.uuid_of = uuid_of
+        self.class_names = class_names
         # The horizon and the inventories of the last request, as one
         # tuple so that a thread reads both of the same request. Two
         # threads may replace it in either order: either state is one
@@ -1063,25 +1061,29 @@ class _KeptStructure:
         """``inventories`` with those whose usage differs from
         ``usage_rows`` rebuilt; a provider's dict is replaced, never
         changed, since other requests' snapshots hold it."""
-        inventory = candidate_search.Inventory
-        entries = self.entries
         rebuilt, copied = None, set()
         for key, used in usage_rows:
-            entry = entries.get(key)
-            if entry is None:
+            uuid = self.uuid_of.get(key // _KEY_SHIFT)
+            name = self.class_names.get(key % _KEY_SHIFT)
+            old = inventories.get(uuid, _NO_INVENTORIES).get(name)
+            if old is None:
                 # Usage of an inventory created after the structure was
                 # read (the next read of it will see both).
                 continue
-            uuid, name, own = entry
-            if inventories[uuid][name].used == used:
+            if old.used == used:
                 continue
             if rebuilt is None:
                 rebuilt = dict(inventories)
             if uuid not in copied:
                 rebuilt[uuid] = dict(rebuilt[uuid])
                 copied.add(uuid)
-            rebuilt[uuid][name] = inventory(*own, used)
+            rebuilt[uuid][name] = candidate_search.Inventory(
+                old.total, old.reserved, old.min_unit, old.max_unit,
+                old.step_size, old.allocation_ratio, used)
         return inventories if rebuilt is None else rebuilt
+
+
+_NO_INVENTORIES = {}
 
 
 def _driver_rows(result):
@@ -1142,6 +1144,11 @@ def _known_inventory_rows(rows, uuid_of, conn):
 def _inventories(rows, uuid_of, conn):
     """{provider uuid: {class name: Inventory}} of the inventory part."""
     names, rows = _known_inventory_rows(rows, uuid_of, conn)
+    return _inventories_of(rows, uuid_of, names)
+
+
+def _inventories_of(rows, uuid_of, names):
+    """_inventories of rows already known (_known_inventory_rows)."""
     inventory = candidate_search.Inventory
     inventories = collections.defaultdict(dict)
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
@@ -1149,27 +1156,6 @@ def _inventories(rows, uuid_of, conn):
         inventories[uuid_of[rp_id]][names[rc]] = inventory(
             total, reserved, min_unit, max_unit, step, ratio, used)
     return dict(inventories)
-
-
-def _inventory_fields(rows, uuid_of, conn):
-    """[(provider uuid, [(class name, usage key, fields, used)])] of the
-    inventory part, ``fields`` the six Inventory takes before ``used``:
-    what a _KeptStructure rebuilds inventories from."""
-    names, rows = _known_inventory_rows(rows, uuid_of, conn)
-    by_provider = collections.defaultdict(list)
-    for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-         ratio) in rows:
-        by_provider[uuid_of[rp_id]].append((
-            names[rc], _usage_key(rp_id, rc),
-            (total, reserved, min_unit, max_unit, step, ratio), used))
-    return list(by_provider.items())
-
-
-def _inventories_of(fields):
-    inventory = candidate_search.Inventory
-    return {uuid: {name: inventory(*own, used)
-                   for name, _, own, used in entries}
-            for uuid, entries in fields}
 
 
 def _grouped(rows, uuid_of):
