@@ -1037,6 +1037,7 @@ class _KeptStructure:
     def __init__(self, stamp, snap, uuid_of, class_names, horizon):
         self.stamp = stamp
         self.snap = snap
+        snap.derived[candidate_search.KEPT_SUMMARIES] = {}
         # A usage key's provider and class (_USAGE_KEY): two small dicts
         # rather than one entry per inventory (450,000 at 100,000 compute
         # nodes).
@@ -1148,13 +1149,21 @@ def _inventories(rows, uuid_of, conn):
 
 
 def _inventories_of(rows, uuid_of, names):
-    """_inventories of rows already known (_known_inventory_rows)."""
+    """_inventories of rows already known (_known_inventory_rows).
+
+    Equal inventories (same fields, same usage) are one Inventory, which
+    nothing changes once built: hosts alike share most of theirs, and a
+    worker keeping 450,000 inventories holds far fewer objects."""
     inventory = candidate_search.Inventory
     inventories = collections.defaultdict(dict)
+    shared = {}
     for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
          ratio) in rows:
-        inventories[uuid_of[rp_id]][names[rc]] = inventory(
-            total, reserved, min_unit, max_unit, step, ratio, used)
+        fields = (total, reserved, min_unit, max_unit, step, ratio, used)
+        record = shared.get(fields)
+        if record is None:
+            record = shared[fields] = inventory(*fields)
+        inventories[uuid_of[rp_id]][names[rc]] = record
     return dict(inventories)
 
 

@@ -19,16 +19,33 @@ Summaries list only the requested classes before summary_all_classes
 microversion.RULES.
 """
 
+import orjson
+
+from osc_placement.server.objects import candidate_search
+
 
 def allocation_candidates_body(result, request, snap):
     """``result`` from candidate_search.search, ``request`` the parsed
-    CandidateRequest (its version picks the shape), ``snap`` the Snapshot."""
+    CandidateRequest (its version picks the shape), ``snap`` the Snapshot.
+
+    The body's allocation requests, and the summaries of a snapshot a
+    worker keeps, are JSON already written (orjson.Fragment), kept from
+    earlier answers (see _request_fragments and _summary_fragments),
+    unless some value is beyond what orjson writes (see app.json_bytes):
+    then the body is plain dicts."""
+    try:
+        return _body(result, request, snap, fragments=True)
+    except TypeError:
+        return _body(result, request, snap, fragments=False)
+
+
+def _body(result, request, snap, fragments):
     version = request.version
     return {
         'allocation_requests': _allocation_requests(result.candidates,
-                                                    version),
+                                                    version, fragments),
         'provider_summaries': _provider_summaries(
-            result.summary_providers, request, snap),
+            result.summary_providers, request, snap, fragments),
     }
 
 
@@ -36,7 +53,7 @@ def allocation_candidates_body(result, request, snap):
 # a large answer (thousands each), so they decide the version's shape
 # once per answer, not per item.
 
-def _allocation_requests(candidates, version):
+def _allocation_requests(candidates, version, fragments):
     if not version.supports('dict_allocations'):
         return [{'allocations': [
             {'resource_provider': {'uuid': uuid},
@@ -45,25 +62,92 @@ def _allocation_requests(candidates, version):
             for candidate in candidates]
     if not candidates:
         return []
+    with_mappings = version.supports('mappings')
+    if fragments and len(candidates) <= FRAGMENTS_MAX:
+        return _request_fragments(candidates, with_mappings)
+    return _request_bodies(candidates, with_mappings)
+
+
+def _request_bodies(candidates, with_mappings):
     # Each kind of candidate (candidate_search.Candidate, SpreadCandidate)
     # builds its bodies its own way, an answer at a time.
-    return type(candidates[0]).request_bodies(candidates,
-                                              version.supports('mappings'))
+    return type(candidates[0]).request_bodies(candidates, with_mappings)
 
 
-def _provider_summaries(uuids, request, snap):
+# (candidate, with mappings) -> its allocation request as JSON. A
+# candidate's body depends on the candidate alone, and a scheduler's
+# answers repeat most candidates from one request to the next; building
+# and writing a thousand bodies was half of a limit=1000 answer's time.
+# Emptied when full.
+_REQUEST_FRAGMENTS = {}
+# The most kept: of allocation requests, and of summaries per request
+# shape and kept structure. Larger answers (every candidate of a large
+# cloud: 260,000 at 100,000 compute nodes) are plain dicts, kept by
+# nobody once sent.
+FRAGMENTS_MAX = 50000
+
+
+def _request_fragments(candidates, with_mappings):
+    known = _REQUEST_FRAGMENTS
+    found = [known.get((candidate, with_mappings))
+             for candidate in candidates]
+    missing = [candidate for candidate, fragment
+               in zip(candidates, found) if fragment is None]
+    if not missing:
+        return found
+    if len(known) + len(missing) > FRAGMENTS_MAX:
+        known.clear()
+    made = {candidate: orjson.Fragment(orjson.dumps(body))
+            for candidate, body in zip(
+                missing, _request_bodies(missing, with_mappings))}
+    for candidate, fragment in made.items():
+        known[(candidate, with_mappings)] = fragment
+    return [fragment if fragment is not None else made[candidate]
+            for candidate, fragment in zip(candidates, found)]
+
+
+def _provider_summaries(uuids, request, snap, fragments):
     version = request.version
     shown = (None if version.supports('summary_all_classes')
              else request.resource_class_names())
     with_traits = version.supports('summary_traits')
     with_tree = version.supports('summary_tree')
+    summarise = _summariser(snap, shown, with_traits, with_tree)
+    kept = snap.derived.get(candidate_search.KEPT_SUMMARIES)
+    if not fragments or kept is None or len(uuids) > FRAGMENTS_MAX:
+        return {uuid: summarise(uuid) for uuid in sorted(uuids)}
+    return _summary_fragments(
+        sorted(uuids), snap, summarise,
+        kept.setdefault((shown and frozenset(shown), with_traits,
+                         with_tree), {}))
+
+
+def _summary_fragments(uuids, snap, summarise, known):
+    """{uuid: summary as JSON} of a kept structure's snapshot: a
+    provider's summary is written again only if its inventories changed
+    (a provider's inventories dict is replaced when its usage changes,
+    never changed; its traits and tree are the structure's)."""
+    inventories, none = snap.inventories, {}
+    summaries = {}
+    for uuid in uuids:
+        mine = inventories.get(uuid, none)
+        entry = known.get(uuid)
+        if entry is None or entry[0] is not mine:
+            entry = known[uuid] = (mine, orjson.Fragment(
+                orjson.dumps(summarise(uuid))))
+        summaries[uuid] = entry[1]
+    return summaries
+
+
+def _summariser(snap, shown, with_traits, with_tree):
+    """A function of a provider's uuid to its summary (a dict)."""
     inventories, traits, none = snap.inventories, snap.traits, {}
     providers = snap.providers
     # Hosts alike have equal trait sets: each set is sorted once, by
     # trait id as upstream lists them.
     sorted_traits, trait_id = {}, snap.trait_ids.__getitem__
-    summaries = {}
-    for uuid in sorted(uuids):
+
+    def summarise(uuid):
         summary = {'resources': {
             rc: {'capacity': inv.summary_capacity, 'used': inv.used}
             for rc, inv in inventories.get(uuid, none).items()
@@ -80,5 +164,5 @@ def _provider_summaries(uuids, request, snap):
             provider = providers[uuid]
             summary['parent_provider_uuid'] = provider.parent_uuid
             summary['root_provider_uuid'] = provider.root_uuid or uuid
-        summaries[uuid] = summary
-    return summaries
+        return summary
+    return summarise

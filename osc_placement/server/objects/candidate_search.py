@@ -142,7 +142,9 @@ class Snapshot:
     derived:     what the search works out from the providers, traits and
                  anchors alone (the tree index), kept for the snapshots
                  that share them: those a worker answers from one kept
-                 structure (candidate_fetch._KeptStructure).
+                 structure (candidate_fetch._KeptStructure), which also
+                 keeps there, under KEPT_SUMMARIES, the providers'
+                 summaries as written (candidate_response).
 
     Trees are whole: every provider of a tree in the snapshot is in it
     (provider summaries list whole trees). Missing keys mean "none".
@@ -207,6 +209,11 @@ class Snapshot:
 
     def is_sharing(self, uuid):
         return SHARING_TRAIT in self.traits_of(uuid)
+
+
+# The key of Snapshot.derived under which the snapshots of a kept
+# structure keep their providers' summaries.
+KEPT_SUMMARIES = 'summaries'
 
 
 def group_pairs(rows):
