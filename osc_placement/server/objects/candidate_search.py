@@ -781,21 +781,39 @@ class _SpreadSearch(_GroupSearch):
 
 
 class _StructuralSearch(_GroupSearch):
-    """A group's options were nothing used: what the providers' classes,
-    traits and aggregates allow (see _viable_anchors). Amounts are left
-    out too, so that one answer serves every flavor of a shape."""
+    """What a group may use were nothing used: the providers' classes,
+    traits and aggregates (see _viable_anchors). Amounts are left out
+    too, so that one answer serves every flavor of a shape. Options are
+    plain flags, per level: whether the provider offers its class."""
+
+    def _options_of(self, uuid):
+        if self.group.use_same_provider:
+            return [True] if self._single_provider_ok(uuid) else None
+        mine = self.snap.inventories.get(uuid)
+        if not mine or self.has_forbidden_trait(uuid):
+            return None
+        options = [rc in mine or None for rc in self._keys]
+        return options if any(options) else None
 
     @staticmethod
     def _fits(inventory, amount):
         return True
 
-    def serving(self, anchor):
-        """The anchor's providers that may serve the group, or None if
-        every one of them may."""
+    def could_serve(self, anchor):
+        """(the anchor's providers that may serve the group, or None if
+        every one may; whether they offer every level), or None if the
+        group cannot be served under the anchor."""
         local = self.index.local_providers(anchor)
-        found = [uuid for uuid in local
-                 if self._serving_options(uuid, anchor) is not None]
-        return None if len(found) == len(local) else found
+        found, offered = [], [False] * len(self._keys)
+        for uuid in local:
+            options = self._serving_options(uuid, anchor)
+            if options is not None:
+                found.append(uuid)
+                offered = [had or bool(option)
+                           for had, option in zip(offered, options)]
+        if not all(offered):
+            return None
+        return None if len(found) == len(local) else found, found
 
 
 # The most request shapes whose viable anchors a structure keeps: a
@@ -849,29 +867,32 @@ def _viable_anchors(snap, request, index):
 def _could_hold(snap, searches, anchor, isolate):
     """Per search, the anchor's providers that may serve its group (None
     for all), or None if the anchor cannot hold a candidate."""
-    levels, serving = [], []
+    serving, isolated, suffixed = [], set(), 0
     for search in searches:
-        providers = search.serving(anchor)
-        group_levels = search.levels(anchor, providers)
-        if group_levels is None:
+        could = search.could_serve(anchor)
+        if could is None:
             return None
-        if not (search.group.use_same_provider
-                or _could_meet_traits(snap, search.group, group_levels)):
+        listed, providers = could
+        group = search.group
+        if group.use_same_provider:
+            suffixed += 1
+            isolated.update(providers)
+        elif not _could_meet_traits(snap, group, providers):
             return None
-        levels += group_levels
-        serving.append(providers)
-    if isolate and not _enough_providers_to_isolate(levels):
+        serving.append(listed)
+    # isolate gives each suffixed group a provider of its own
+    # (_enough_providers_to_isolate).
+    if isolate and len(isolated) < suffixed:
         return None
     return tuple(serving)
 
 
-def _could_meet_traits(snap, group, levels):
-    """The unsuffixed group's required traits are met by the providers
-    of its levels together (they must be, by those a candidate takes)."""
+def _could_meet_traits(snap, group, providers):
+    """The unsuffixed group's required traits are met by ``providers``,
+    those that may supply its classes, together (they must be, by those
+    a candidate takes)."""
     meets = _collective_traits_test(snap, group.required_traits)
-    return meets is None or meets(
-        uuid for level in levels for option in level.options
-        for uuid in option.providers)
+    return meets is None or meets(providers)
 
 
 def _in_tree_root(snap, group):

@@ -3,11 +3,21 @@
 import random
 import uuid as uuid_lib
 
+import orjson
 import testtools
 
+from osc_placement.server import app as app_mod
 from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
+
+
+def sent_body(result, request, snap):
+    """The candidates' body as a client receives it: parts of it are
+    JSON already (orjson.Fragment), which only the encoding shows."""
+    return orjson.loads(app_mod.json_bytes(
+        cr.allocation_candidates_body(result, request, snap)))
+
 
 AGG_A = 'aaaaaaaa-0000-4000-8000-00000000000a'
 AGG_B = 'aaaaaaaa-0000-4000-8000-00000000000b'
@@ -485,7 +495,7 @@ class TestResponse(testtools.TestCase):
         snap = shared_storage()
         request = rg.parse_candidate_request(list(pairs), version)
         result = cs.search(snap, request)
-        return cr.allocation_candidates_body(result, request, snap)
+        return sent_body(result, request, snap)
 
     def test_list_form_before_1_12(self):
         body = self.body((1, 10))
@@ -538,7 +548,7 @@ class TestResponse(testtools.TestCase):
         request = rg.parse_candidate_request(
             [('resources', 'SRIOV_NET_VF:1')], (1, 29))
         result = cs.search(snap, request)
-        body = cr.allocation_candidates_body(result, request, snap)
+        body = sent_body(result, request, snap)
         self.assertEqual(5, len(body['provider_summaries']))
         self.assertEqual({'DISK_GB': {'capacity': 100, 'used': 0}},
                          body['provider_summaries'][uid('cn')]['resources'])
@@ -554,6 +564,6 @@ class TestSnapshotRows(testtools.TestCase):
                                              (1, 39))
         result = cs.search(snap, request)
         self.assertEqual({'r', 'c'}, result.summary_providers)
-        body = cr.allocation_candidates_body(result, request, snap)
+        body = sent_body(result, request, snap)
         self.assertEqual('r', body['provider_summaries']['r'][
             'root_provider_uuid'])

@@ -7,10 +7,10 @@ allocation-candidates-mappings-sharing.yaml); the layout is the fixture's.
 
 import testtools
 
-from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from tests.unit.server.test_candidate_examples import CloudBuilder
+from tests.unit.server.test_candidate_examples import sent_body
 from tests.unit.server.test_candidate_examples import uid
 
 AGG_A = 'aaaaaaaa-0000-4000-8000-0000000000a1'
@@ -497,7 +497,7 @@ class TestAllocationCandidatesGabbits(testtools.TestCase):
         result, request, snap = self.get(
             [('resources', 'VCPU:1,MEMORY_MB:1024,DISK_GB:100')], (1, 10))
         self.assertEqual(3, len(result.candidates))
-        body = cr.allocation_candidates_body(result, request, snap)
+        body = sent_body(result, request, snap)
         summaries = body['provider_summaries']
         self.assertEqual(3, len(summaries))
         self.assertEqual({'VCPU': {'capacity': 384, 'used': 0},
@@ -528,7 +528,7 @@ class TestAllocationCandidatesGabbits(testtools.TestCase):
         for version, classes in [((1, 26), 1), ((1, 27), 2)]:
             result, request, snap = self.get([('resources', 'VCPU:1')],
                                              version)
-            body = cr.allocation_candidates_body(result, request, snap)
+            body = sent_body(result, request, snap)
             self.assertEqual(2, len(body['allocation_requests']))
             self.assertEqual(2, len(body['provider_summaries']))
             self.assertEqual(classes, len(
@@ -698,7 +698,7 @@ class TestMappingsNumaGabbits(testtools.TestCase):
         snap = numa_network_fixture()
         request = rg.parse_candidate_request(pairs, version)
         result = cs.search(snap, request)
-        return result, cr.allocation_candidates_body(result, request, snap)
+        return result, sent_body(result, request, snap)
 
     def test_simple_mapping_non_granular(self):
         _, body = self.get([('resources', 'VCPU:1')])

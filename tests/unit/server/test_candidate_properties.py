@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 import testtools
 
 from osc_placement.server import errors
-from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.schemas import allocation_candidate as ac_schema
 from tests.unit.server import candidate_oracle
+from tests.unit.server.test_candidate_examples import sent_body
 
 SETTINGS = hypothesis.settings(
     max_examples=400, deadline=None,
@@ -704,7 +704,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
         cloud, request = case
         snap = snapshot_of(cloud)
         result = cs.search(snap, request)
-        body = cr.allocation_candidates_body(result, request, snap)
+        body = sent_body(result, request, snap)
         self.assertEqual(len(result.candidates),
                          len(body['allocation_requests']))
         self.assertEqual(result.summary_providers,
