@@ -118,10 +118,13 @@ def upgrade():
 
 
 def downgrade():
+    """1001's functions and no index. The column stays: 1001 writes and
+    reads around it, and its own downgrade (``placement-server db
+    hand-back``) drops the table; dropping a column makes SQLite check
+    every trigger, which fails when a hand-back that stopped half way
+    has already dropped the tables they name."""
     conn = op.get_bind()
     if conn.dialect.name == 'postgresql':
         _restore_1001_functions(conn)
     if _has_index(conn):
         op.drop_index(INDEX, table_name='usage_totals')
-    if _has_column(conn):
-        op.drop_column('usage_totals', COLUMN)
