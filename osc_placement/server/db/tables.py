@@ -172,8 +172,9 @@ upstream_version = sa.Table(
 # search, which reads thousands at once. 64 bits: the sum of 32-bit
 # amounts may pass 2**31 when allocation_ratio is above 1.
 # ``changed``: on PostgreSQL the id of the transaction that last changed
-# the total (db/migrations/versions/1002_usage_changes.py), so that a
-# worker reads only the totals changed since its last read; 0 elsewhere.
+# the total, indexed there (db/migrations/versions/1002_usage_changes.py),
+# so that a worker reads only the totals changed since its last read; 0
+# elsewhere.
 usage_totals = sa.Table(
     'usage_totals', metadata,
     sa.Column('resource_provider_id', sa.Integer, primary_key=True,
@@ -181,8 +182,7 @@ usage_totals = sa.Table(
     sa.Column('resource_class_id', sa.Integer, primary_key=True,
               autoincrement=False),
     sa.Column('used', sa.BigInteger, nullable=False),
-    sa.Column('changed', sa.BigInteger, nullable=False, server_default='0'),
-    sa.Index('usage_totals_changed_idx', 'changed'))
+    sa.Column('changed', sa.BigInteger, nullable=False, server_default='0'))
 
 # One row: the structure stamp, a token that changes in every transaction
 # that changes what the candidate search reads besides usage (providers,

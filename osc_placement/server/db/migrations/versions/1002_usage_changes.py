@@ -9,9 +9,10 @@ read may not have seen (see candidate_fetch._read_usage_changes): a few
 rows per request whatever the cloud's size.
 
 PostgreSQL's usage triggers set the column (``pg_current_xact_id()``, a
-64-bit id that never wraps). MySQL and SQLite have no such id: the
-column stays 0 there and their workers read every total, which is why
-they keep the structure of small clouds only.
+64-bit id that never wraps), and an index finds the changed totals.
+MySQL and SQLite have no such id: the column stays 0 there, unindexed,
+and their workers read every total, which is why they keep the structure
+of small clouds only.
 
 Each step can run again, as 1001's.
 
@@ -110,11 +111,12 @@ def upgrade():
     if not _has_column(conn):
         op.add_column('usage_totals', sa.Column(
             COLUMN, sa.BigInteger, nullable=False, server_default='0'))
+    if conn.dialect.name != 'postgresql':
+        return
     if not _has_index(conn):
         op.create_index(INDEX, 'usage_totals', [COLUMN])
-    if conn.dialect.name == 'postgresql':
-        for statement in STAMPING_FUNCTIONS:
-            conn.exec_driver_sql(statement)
+    for statement in STAMPING_FUNCTIONS:
+        conn.exec_driver_sql(statement)
 
 
 def downgrade():
