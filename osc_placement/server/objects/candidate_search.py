@@ -43,8 +43,8 @@ Deliberate differences from upstream (all where upstream is accidental):
 import collections
 import dataclasses
 import itertools
-import threading
 import random
+import threading
 
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import request_groups
@@ -110,12 +110,6 @@ class Inventory:
     def can_take(self, amount):
         """Upstream's per-request capacity test for one group's amount."""
         return (self.used + amount <= self.capacity
-                and self.min_unit <= amount <= self.max_unit
-                and amount % self.step_size == 0)
-
-    def could_take(self, amount):
-        """can_take were nothing used: what the structure alone allows."""
-        return (amount <= self.capacity
                 and self.min_unit <= amount <= self.max_unit
                 and amount % self.step_size == 0)
 
@@ -802,8 +796,9 @@ class _StructuralSearch(_GroupSearch):
 
     def could_serve(self, anchor):
         """(the anchor's providers that may serve the group, or None if
-        every one may; whether they offer every level), or None if the
-        group cannot be served under the anchor."""
+        every one may; those providers), or None if together they do not
+        offer every level: the group cannot be served under the
+        anchor."""
         local = self.index.local_providers(anchor)
         found, offered = [], [False] * len(self._keys)
         for uuid in local:
@@ -833,8 +828,8 @@ def _shape_key(request):
 
 
 def _viable_anchors(snap, request, index):
-    """[(anchor, per group the anchor's providers that may serve it or
-    None for all)], in anchor order, of the anchors under which every
+    """The pairs (anchor, per group the anchor's providers that may serve
+    it, or None for all), in anchor order, of the anchors under which every
     group of ``request`` finds a provider with the classes, traits and
     aggregates it asks for (with isolate, enough providers), whatever the
     usage and amounts.
