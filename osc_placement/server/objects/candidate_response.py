@@ -28,11 +28,11 @@ def allocation_candidates_body(result, request, snap):
     """``result`` from candidate_search.search, ``request`` the parsed
     CandidateRequest (its version picks the shape), ``snap`` the Snapshot.
 
-    The body's allocation requests, and the summaries of a snapshot a
-    worker keeps, are JSON already written (orjson.Fragment), kept from
-    earlier answers (see _request_fragments and _summary_fragments),
-    unless some value is beyond what orjson writes (see app.json_bytes):
-    then the body is plain dicts."""
+    Answered from a structure a worker keeps, the body's allocation
+    requests and summaries are JSON already written (orjson.Fragment),
+    kept from earlier answers (see _request_fragments and
+    _summary_fragments), unless some value is beyond what orjson writes
+    (see app.json_bytes): then, as for other answers, plain dicts."""
     try:
         return _body(result, request, snap, fragments=True)
     except TypeError:
@@ -41,6 +41,15 @@ def allocation_candidates_body(result, request, snap):
 
 def _body(result, request, snap, fragments):
     version = request.version
+    # Fragments for the summaries of a kept structure's snapshot only, and
+    # then for the allocation requests too: every part written ahead is
+    # written by orjson here, so that a value it cannot write raises
+    # TypeError now, not when the body is encoded (app.json_bytes then
+    # falls back to the standard library, which cannot write fragments).
+    fragments = (fragments
+                 and candidate_search.KEPT_SUMMARIES in snap.derived
+                 and len(result.candidates) <= FRAGMENTS_MAX
+                 and len(result.summary_providers) <= FRAGMENTS_MAX)
     return {
         'allocation_requests': _allocation_requests(result.candidates,
                                                     version, fragments),
@@ -63,7 +72,7 @@ def _allocation_requests(candidates, version, fragments):
     if not candidates:
         return []
     with_mappings = version.supports('mappings')
-    if fragments and len(candidates) <= FRAGMENTS_MAX:
+    if fragments:
         return _request_fragments(candidates, with_mappings)
     return _request_bodies(candidates, with_mappings)
 
@@ -113,9 +122,9 @@ def _provider_summaries(uuids, request, snap, fragments):
     with_traits = version.supports('summary_traits')
     with_tree = version.supports('summary_tree')
     summarise = _summariser(snap, shown, with_traits, with_tree)
-    kept = snap.derived.get(candidate_search.KEPT_SUMMARIES)
-    if not fragments or kept is None or len(uuids) > FRAGMENTS_MAX:
+    if not fragments:
         return {uuid: summarise(uuid) for uuid in sorted(uuids)}
+    kept = snap.derived[candidate_search.KEPT_SUMMARIES]
     return _summary_fragments(
         sorted(uuids), snap, summarise,
         kept.setdefault((shown and frozenset(shown), with_traits,

@@ -893,8 +893,14 @@ class _ViableAnchors:
                 return False
             tested = 0
             for anchor in self._pending:
-                serving = _could_hold(self._snap, self._searches, anchor,
-                                      self._isolate)
+                try:
+                    serving = _could_hold(self._snap, self._searches,
+                                          anchor, self._isolate)
+                except BaseException:
+                    # Tested again by the next walk, never skipped.
+                    self._pending = itertools.chain([anchor],
+                                                    self._pending)
+                    raise
                 if serving is not None:
                     self._found.append((anchor, serving))
                 tested += 1

@@ -22,6 +22,7 @@ Create Date: 2026-12-03 06:00:00
 """
 
 import importlib
+import uuid
 
 from alembic import op
 import sqlalchemy as sa
@@ -106,8 +107,16 @@ def _has_index(conn):
                      sa.inspect(conn).get_indexes('usage_totals')}
 
 
+def _new_stamp(conn):
+    """Workers drop the structure they keep (and its usage horizon): what
+    they read since depends on the triggers this changes."""
+    conn.execute(sa.text('UPDATE provider_structure SET version = :stamp '
+                         'WHERE id = 1'), {'stamp': uuid.uuid4().hex})
+
+
 def upgrade():
     conn = op.get_bind()
+    _new_stamp(conn)
     if not _has_column(conn):
         op.add_column('usage_totals', sa.Column(
             COLUMN, sa.BigInteger, nullable=False, server_default='0'))
@@ -120,13 +129,21 @@ def upgrade():
 
 
 def downgrade():
-    """1001's functions and no index. The column stays: 1001 writes and
-    reads around it, and its own downgrade (``placement-server db
-    hand-back``) drops the table; dropping a column makes SQLite check
-    every trigger, which fails when a hand-back that stopped half way
-    has already dropped the tables they name."""
+    """1001's functions, and no index or column. On MySQL and SQLite the
+    column (always 0 there) stays: 1001 writes and reads around it, and
+    its own downgrade (``placement-server db hand-back``) drops the
+    table, while dropping a column makes SQLite check every trigger,
+    which fails when a hand-back that stopped half way has already
+    dropped the tables they name. On PostgreSQL it goes: a worker still
+    reading changes by it would otherwise miss every change 1001's
+    functions make, where without it its reads fail."""
     conn = op.get_bind()
-    if conn.dialect.name == 'postgresql':
-        _restore_1001_functions(conn)
+    if sa.inspect(conn).has_table('provider_structure'):
+        _new_stamp(conn)
+    if conn.dialect.name != 'postgresql':
+        return
+    _restore_1001_functions(conn)
     if _has_index(conn):
         op.drop_index(INDEX, table_name='usage_totals')
+    if _has_column(conn):
+        op.drop_column('usage_totals', COLUMN)
