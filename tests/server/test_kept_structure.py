@@ -15,6 +15,8 @@ import orjson
 import sqlalchemy as sa
 import webob
 
+from benchmarks import client as http_client
+from benchmarks import local_server
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
@@ -29,6 +31,7 @@ SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 AGG = str(uuidlib.uuid4())
 # No limit: every tree is read, the read whose structure is kept.
 QUERY = [('resources', 'VCPU:1,DISK_GB:10')]
+CANDIDATES_PATH = '/allocation_candidates?resources=VCPU:1,DISK_GB:10'
 
 
 def call(app, method, path, body=None, version='1.39'):
@@ -219,6 +222,22 @@ class TestUsageChangesAreSeen(CloudTestCase):
         self.assertEqual(1, len(self.reads))
         self.assertEqual(self.answer_keeping_nothing(), after)
 
+    def test_a_horizon_that_went_back_reads_everything_again(self):
+        """A database whose transaction ids are below those the worker
+        read before (restored into a new cluster, say, with the same
+        stamp) tells nothing of what changed: the structure is read
+        again."""
+        self.answer()
+        kept = candidate_fetch._kept[self.db.engine]
+        if self.db.engine.dialect.name != 'postgresql':
+            self.assertIsNone(kept.last[0])  # every total, every time
+            return
+        horizon, inventories = kept.last
+        kept.last = (horizon + 10 ** 9, inventories)
+        self.claim('cn2', {'VCPU': 4})
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+        self.assertEqual(2, len(self.reads))
+
     def test_another_worker_s_claims(self):
         """Two workers (two engines, as two processes or API hosts have)
         on one database, each keeping the structure: what one claims,
@@ -236,6 +255,33 @@ class TestUsageChangesAreSeen(CloudTestCase):
         self.assertEqual(200, status, body)
         self.assertEqual(['cn1'], self.hosts(body))
         self.assertEqual(2, len(self.reads))  # once per worker
+
+
+class TestTwoServerProcesses(CloudTestCase):
+    """Two server processes on the test database, as two API hosts: each
+    worker keeps the structure, and a claim through one is in the next
+    answer of the other."""
+
+    def server(self):
+        process, url = local_server.start(fixtures._state['url'],
+                                          ready_path=CANDIDATES_PATH)
+        self.addCleanup(process.wait, 30)
+        self.addCleanup(process.terminate)
+        return http_client.Client(url)
+
+    def test_a_claim_through_one_is_seen_by_the_other(self):
+        first, second = self.server(), self.server()
+        for client in (first, second):
+            self.assertEqual(['cn1', 'cn2'], self.hosts(
+                client.get(CANDIDATES_PATH).json()))
+        first.put('/allocations/' + str(uuidlib.uuid4()), {
+            'allocations': {self.uuids['cn2']: {'resources': {'VCPU': 4}}},
+            'project_id': str(uuidlib.uuid4()),
+            'user_id': str(uuidlib.uuid4()),
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'},
+            expect=(204,))
+        self.assertEqual(['cn1'], self.hosts(
+            second.get(CANDIDATES_PATH).json()))
 
 
 class TestEveryStructureChangeIsSeen(CloudTestCase):

@@ -880,11 +880,20 @@ def _kept_snapshot(conn):
         return None
     since, inventories = kept.last
     stamp, horizon, usage = _read_usage(conn, since)
-    if stamp != kept.stamp:
+    if stamp != kept.stamp or _went_back(since, horizon):
         if _kept.get(conn.engine) is kept:
             _kept.pop(conn.engine, None)
         return None
     return kept.snapshot(inventories, horizon, usage)
+
+
+def _went_back(since, horizon):
+    """The database's horizon is below the one the worker read before:
+    horizons only grow on one PostgreSQL cluster, so this is another one
+    (a database restored from a dump into a new cluster, a replica
+    promoted that had not replayed everything), whose transaction ids
+    say nothing of what changed since the worker's read."""
+    return since is not None and horizon is not None and horizon < since
 
 
 def _read_every_tree(conn, dialect, keep=True):
