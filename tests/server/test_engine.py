@@ -5,8 +5,10 @@ import fixtures
 import sqlalchemy as sa
 import testtools
 
+from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server.objects import allocation
 from tests.server import fixtures as api_fixtures
 
 
@@ -132,3 +134,77 @@ class TestSnapshotRead(testtools.TestCase):
             self.assertEqual(before, conn.execute(count).scalar())
         with db.read() as conn:
             self.assertEqual(before + 1, conn.execute(count).scalar())
+
+
+class TestRetryPause(testtools.TestCase):
+    """A write that runs again waits first, a random time under a bound
+    that doubles with each attempt, so that writers that collided do not
+    collide again at once."""
+
+    def test_bounds(self):
+        for attempt in range(12):
+            bound = min(db_engine.RETRY_PAUSE_MAX,
+                        db_engine.RETRY_PAUSE_FIRST * 2 ** attempt)
+            pauses = [db_engine.retry_pause(attempt) for _ in range(200)]
+            self.assertTrue(all(0 <= p <= bound for p in pauses), attempt)
+            # Random, not fixed: writers spread out.
+            self.assertGreater(len(set(pauses)), 150)
+
+    def test_each_retry_pauses(self):
+        api_fixtures.database()
+        db = db_engine.Database(db_engine.create_engine(
+            api_fixtures._state['url']), write_retries=3)
+        self.addCleanup(db.engine.dispose)
+        pauses = []
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.retry_pause',
+            lambda attempt: pauses.append(attempt) or 0))
+        calls = []
+
+        def conflicting(conn):
+            calls.append(conn)
+            raise db_engine.Retry()
+        self.assertRaises(db_engine.Retry, db.run_write, conflicting)
+        self.assertEqual(4, len(calls))
+        self.assertEqual([0, 1, 2], pauses)
+
+
+class TestExhaustedConflicts(testtools.TestCase):
+    """An allocation write that still loses after its re-runs answers
+    409 ``placement.concurrent_update``, whether its last run lost a
+    generation race or to a deadlock (not a 500)."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        self.db = db_engine.Database(db_engine.create_engine(
+            api_fixtures._state['url']), write_retries=1)
+        self.addCleanup(self.db.engine.dispose)
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
+
+    def check(self, fn):
+        exc = self.assertRaises(errors.Conflict, allocation.write_or_409,
+                                self.db, fn)
+        self.assertEqual(errors.CONCURRENT_UPDATE, exc.code)
+
+    def test_generation_races(self):
+        def losing(conn):
+            raise db_engine.Retry()
+        self.check(losing)
+
+    def test_deadlocks(self):
+        class Deadlock(Exception):
+            pass
+
+        def losing(conn):
+            raise sa.exc.OperationalError(
+                'SELECT 1', {}, Deadlock(1213, 'Deadlock found'))
+        self.check(losing)
+
+    def test_other_errors_are_not_conflicts(self):
+        def failing(conn):
+            raise sa.exc.OperationalError('SELECT 1', {},
+                                          Exception(2006, 'gone away'))
+        self.assertRaises(sa.exc.OperationalError, allocation.write_or_409,
+                          self.db, failing)

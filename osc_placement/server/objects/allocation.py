@@ -128,9 +128,15 @@ def write_or_409(db, fn, *args, conflict=CONCURRENT):
     try:
         return db.run_write(fn, *args)
     except db_engine.Retry:
-        LOG.warning('Exceeded retry limit of %d on allocations write',
-                    db.write_retries)
-        raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
+        pass
+    except sa.exc.DBAPIError as exc:
+        # Its last run lost to a deadlock rather than a generation race:
+        # the same conflict.
+        if not db_engine.is_retryable(exc):
+            raise
+    LOG.warning('Exceeded retry limit of %d on allocations write',
+                db.write_retries)
+    raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
 
 
 # The write's fixed statements, built once per database kind (building
