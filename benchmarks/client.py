@@ -1,14 +1,20 @@
 """A small Placement HTTP client for benchmarks: requests, threads, timing.
 
 Only HTTP: benchmarks must be able to point at any Placement service.
+Built on the standard library's http.client, one keep-alive connection
+per thread: the timer should see the service, and the requests library
+spent 1 to 3 ms of its own per request (measured against the same
+server, a limit=10 answer: 4.7 ms through requests, 3.1 ms through
+http.client), on the two cores the services share with it.
 """
 
 import concurrent.futures
+import http.client
+import json
 import sys
 import threading
 import time
-
-import requests
+import urllib.parse
 
 MICROVERSION = '1.39'
 
@@ -17,30 +23,79 @@ class PlacementError(Exception):
     pass
 
 
+class Response:
+    """What the benchmarks read of an answer."""
+
+    def __init__(self, status_code, headers, content):
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+
+    @property
+    def text(self):
+        return self.content.decode('utf-8', 'replace')
+
+    def json(self):
+        return json.loads(self.content)
+
+
+# A connection the server closed while it was idle fails on its next
+# request with one of these; that request is sent again on a new one.
+_CLOSED_WHILE_IDLE = (http.client.RemoteDisconnected, BrokenPipeError,
+                      ConnectionResetError)
+
+
 class Client:
-    """Thread-safe: each thread gets its own keep-alive connection pool."""
+    """Thread-safe: each thread gets its own keep-alive connection."""
 
     def __init__(self, url, token='admin', microversion=MICROVERSION):
         self.url = url.rstrip('/')
+        parts = urllib.parse.urlsplit(self.url)
+        self._host, self._port = parts.hostname, parts.port
+        self._prefix = parts.path
         self.headers = {'X-Auth-Token': token, 'Accept': 'application/json',
                         'OpenStack-API-Version': 'placement ' + microversion}
         self._local = threading.local()
 
-    def _session(self):
-        session = getattr(self._local, 'session', None)
-        if session is None:
-            session = self._local.session = requests.Session()
-            session.headers.update(self.headers)
-        return session
+    def _connection(self, fresh=False):
+        connection = getattr(self._local, 'connection', None)
+        if connection is None or fresh:
+            if connection is not None:
+                connection.close()
+            connection = self._local.connection = http.client.HTTPConnection(
+                self._host, self._port, timeout=900)
+        return connection
 
     def request(self, method, path, body=None, params=None,
                 expect=(200,)):
-        response = self._session().request(
-            method, self.url + path, json=body, params=params, timeout=900)
+        target = self._prefix + path
+        if params:
+            target += ('&' if '?' in path else '?') + \
+                urllib.parse.urlencode(params)
+        headers = self.headers
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers = dict(headers, **{'Content-Type': 'application/json'})
+        try:
+            response = self._send(self._connection(), method, target,
+                                  payload, headers)
+        except _CLOSED_WHILE_IDLE:
+            response = self._send(self._connection(fresh=True), method,
+                                  target, payload, headers)
         if response.status_code not in expect:
             raise PlacementError('%s %s -> %s: %s' % (
                 method, path, response.status_code, response.text[:500]))
         return response
+
+    @staticmethod
+    def _send(connection, method, target, payload, headers):
+        connection.request(method, target, body=payload, headers=headers)
+        answer = connection.getresponse()
+        content = answer.read()
+        return Response(answer.status,
+                        {k.lower(): v for k, v in answer.getheaders()},
+                        content)
 
     def get(self, path, params=None, expect=(200,)):
         return self.request('GET', path, params=params, expect=expect)

@@ -24,6 +24,7 @@ from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
+from osc_placement.server.objects import candidate_search
 from tests.server import fixtures
 from tests.server import candidate_cloud as http
 
@@ -162,6 +163,33 @@ class TestKeptStructure(CloudTestCase):
         self.ok(call(self.app, 'DELETE', '/allocations/' + consumer), 204)
         self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
         self.assertEqual(1, len(self.reads))
+
+    def test_only_trees_whose_usage_changed_are_walked_again(self):
+        """What a request's walk found under each anchor is remembered
+        with the structure, and walked again only for an anchor one of
+        whose providers' usage changed (candidate_search._AnchorMemo)."""
+        walked = http.calls_of(self, candidate_search._SpreadSearch,
+                               'providers_at')
+        first = self.answer()
+        self.assertEqual({self.uuids['cn1'], self.uuids['cn2']},
+                         {anchor for _, anchor, _ in walked})
+        del walked[:]
+        self.assertEqual(first, self.answer())
+        self.assertEqual([], walked)
+        self.claim('cn2', {'VCPU': 4})
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+        self.assertEqual([self.uuids['cn2']],
+                         [anchor for _, anchor, _ in walked])
+
+    def test_a_claim_on_a_sharing_provider_is_seen(self):
+        """A sharing provider's usage is one of those the remembered
+        candidates of the trees it serves depend on."""
+        self.assertEqual(['cn1', 'cn2'], self.hosts(self.answer()))
+        self.claim('disk', {'DISK_GB': 995})
+        after = self.answer()
+        self.assertEqual(['cn2'], self.hosts(after))
+        self.assertEqual(1, len(self.reads))
+        self.assertEqual(self.answer_keeping_nothing(), after)
 
     def test_a_small_cloud_answers_limited_requests_from_it(self):
         """A scheduler's limited request in a cloud of few trees reads

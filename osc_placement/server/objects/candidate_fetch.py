@@ -1047,6 +1047,7 @@ class _KeptStructure:
         self.stamp = stamp
         self.snap = snap
         snap.derived[candidate_search.KEPT_SUMMARIES] = {}
+        snap.derived[candidate_search.KEPT_WALKS] = {}
         # A usage key's provider and class (_USAGE_KEY): two small dicts
         # rather than one entry per inventory (450,000 at 100,000 compute
         # nodes).

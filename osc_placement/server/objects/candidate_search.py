@@ -206,9 +206,11 @@ class Snapshot:
         return SHARING_TRAIT in self.traits_of(uuid)
 
 
-# The key of Snapshot.derived under which the snapshots of a kept
-# structure keep their providers' summaries.
+# The keys of Snapshot.derived under which the snapshots of a kept
+# structure keep their providers' summaries, and what the walks found
+# under each anchor (_AnchorMemo).
 KEPT_SUMMARIES = 'summaries'
+KEPT_WALKS = 'walks'
 
 
 def group_pairs(rows):
@@ -1200,31 +1202,137 @@ def _walk_is_small(levels):
     return True
 
 
-def _anchor_walks(snap, request):
-    """Lazily, one generator of candidates per viable anchor root."""
-    index = _TreeIndex.of(snap)
+def _anchor_walks(snap, request, index):
+    """Lazily, one iterator of candidates per viable anchor root."""
     searches = [_GroupSearch(snap, group, index) for group in request.groups]
-    anchor_ok = _root_filter(snap, request)
     demand = _demand(request.groups)
     checkpoints = _CheckpointCache(request.same_subtrees)
     isolate = request.group_policy == 'isolate'
-    for anchor, serving in _viable_anchors(snap, request, index):
-        if not anchor_ok(anchor):
-            continue
+
+    def walk_under(anchor, serving):
         levels = []
         for group_search, providers in zip(searches, serving):
             group_levels = group_search.levels(anchor, providers)
             if group_levels is None:
-                break  # a group that cannot fit ends this anchor
+                return None  # a group that cannot fit ends this anchor
             levels += group_levels
-        else:
-            if isolate and not _enough_providers_to_isolate(levels):
-                continue
-            if (_walk_is_small(levels)
-                    or _tree_can_cover(snap, demand, levels)):
-                yield _Combiner(snap, request,
-                                _most_constrained_first(levels),
-                                checkpoints).walk()
+        if isolate and not _enough_providers_to_isolate(levels):
+            return None
+        if not (_walk_is_small(levels)
+                or _tree_can_cover(snap, demand, levels)):
+            return None
+        return _Combiner(snap, request, _most_constrained_first(levels),
+                         checkpoints).walk()
+    return _walks_of_anchors(snap, request, index, walk_under)
+
+
+def _walks_of_anchors(snap, request, index, walk_under):
+    """Per viable anchor that passes the root filter, an iterator of its
+    candidates: remembered ones if the anchor's providers have the usage
+    they had when it was last walked for this request (_AnchorMemo), else
+    ``walk_under(anchor, providers serving each group)``'s (None: no
+    candidate)."""
+    anchor_ok = _root_filter(snap, request)
+    memo = _AnchorMemo.of(snap, request)
+    inventories = snap.inventories
+    for anchor, serving in _viable_anchors(snap, request, index):
+        if not anchor_ok(anchor):
+            continue
+        if memo is None:
+            walk = walk_under(anchor, serving)
+            if walk is not None:
+                yield walk
+            continue
+        found = memo.recall(inventories, anchor)
+        if found is None:
+            found = memo.recorded(inventories, anchor,
+                                  index.local_providers(anchor),
+                                  walk_under(anchor, serving))
+        yield iter(found)
+
+
+# The most requests (amounts included) whose walks a kept structure
+# remembers, and the most candidates it remembers for one of them: a
+# scheduler sends a few flavors again and again; an unlimited request at
+# 100,000 nodes finds 260,000 candidates, which a worker need not hold.
+_REMEMBERED_REQUESTS = 16
+_REMEMBERED_CANDIDATES = 20000
+
+
+class _AnchorMemo:
+    """For one request (amounts included), the candidates each walked
+    anchor had, in walk order, with the inventories of its providers (its
+    tree's and the sharing providers serving it) they were found under.
+
+    Kept with a worker's kept structure (Snapshot.derived, KEPT_WALKS)
+    and shared by the requests it answers, on every thread. Each
+    request's snapshot gives a provider whose usage changed a new
+    inventories dict and keeps the others' (candidate_fetch's
+    _KeptStructure never changes one), so an anchor whose providers all
+    hold the dicts it was walked under would walk to the same candidates
+    again: from claim to claim a scheduler's request walks only the tree
+    the last claim changed. The entry holds those dicts, so that no new
+    dict can reuse the address of one it compares against."""
+
+    def __init__(self):
+        self._found = {}  # anchor -> (providers, their dicts, candidates)
+        self._count = 0
+
+    @classmethod
+    def of(cls, snap, request):
+        """The memo of ``request`` in a kept structure's snapshot, None
+        in any other snapshot (a request's windows are read for it)."""
+        memos = snap.derived.get(KEPT_WALKS)
+        if memos is None:
+            return None
+        key = (_shape_key(request), request.version, request.root_required,
+               request.root_forbidden, request.same_subtrees,
+               tuple(tuple(sorted(group.resources.items()))
+                     for group in request.groups))
+        memo = memos.get(key)
+        if memo is None:
+            if len(memos) >= _REMEMBERED_REQUESTS:
+                memos.clear()
+            memo = memos.setdefault(key, cls())
+        return memo
+
+    def recall(self, inventories, anchor):
+        """The anchor's candidates if its providers still hold the
+        inventories they were walked under, else None."""
+        entry = self._found.get(anchor)
+        if entry is None:
+            return None
+        providers, held, candidates = entry
+        for uuid, mine in zip(providers, held):
+            if inventories.get(uuid) is not mine:
+                return None
+        return candidates
+
+    def recorded(self, inventories, anchor, providers, walk):
+        """An iterator of ``walk``'s candidates (none if None) that
+        remembers them once the walk is done: a walk left unfinished (the
+        request had enough) is not remembered."""
+        if walk is None:
+            self._remember(inventories, anchor, providers, ())
+            return ()
+        return self._recording(inventories, anchor, providers, walk)
+
+    def _recording(self, inventories, anchor, providers, walk):
+        found = []
+        for candidate in walk:
+            found.append(candidate)
+            yield candidate
+        self._remember(inventories, anchor, providers, tuple(found))
+
+    def _remember(self, inventories, anchor, providers, candidates):
+        old = self._found.get(anchor)
+        count = self._count + len(candidates) - (len(old[2]) if old else 0)
+        if count > _REMEMBERED_CANDIDATES:
+            return
+        self._count = count
+        self._found[anchor] = (
+            providers, [inventories.get(uuid) for uuid in providers],
+            candidates)
 
 
 def _enough_providers_to_isolate(levels):
@@ -1285,29 +1393,28 @@ def _spread_classes(request):
     return tuple(sorted(group.resources.items()))
 
 
-def _spread_walks(snap, request):
+def _spread_walks(snap, request, index):
     """Per viable anchor, an iterator of provider tuples (one provider
     per class of ``_spread_classes``); the spread request's counterpart
     of _anchor_walks."""
-    index = _TreeIndex.of(snap)
     search = _SpreadSearch(snap, request.groups[0], index)
-    anchor_ok = _root_filter(snap, request)
     meets = _collective_traits_test(snap, search.group.required_traits)
-    for anchor, (serving,) in _viable_anchors(snap, request, index):
-        if not anchor_ok(anchor):
-            continue
+
+    def walk_under(anchor, serving):
         # Each provider listed for a class passed Inventory.can_take for
         # it alone, so it fits on its own, and no two classes add to one
         # (provider, class).
-        providers = search.providers_at(anchor, serving)
+        [providers] = serving
+        providers = search.providers_at(anchor, providers)
         if providers is None:
-            continue
+            return None
         combinations = itertools.product(*providers)
-        if meets is not None:
-            if not meets(set().union(*providers)):
-                continue  # not even every provider together has them
-            combinations = filter(meets, combinations)
-        yield combinations
+        if meets is None:
+            return combinations
+        if not meets(set().union(*providers)):
+            return None  # not even every provider together has them
+        return filter(meets, combinations)
+    return _walks_of_anchors(snap, request, index, walk_under)
 
 
 def _collective_traits_test(snap, required):
@@ -1328,10 +1435,11 @@ def _collective_traits_test(snap, required):
 def _all_walks(snap, request, strategy):
     if strategy not in (DEPTH_FIRST, BREADTH_FIRST):
         raise ValueError("Strategy '%s' not recognized" % strategy)
+    index = _TreeIndex.of(snap)
     if _spread_classes(request) is None:
-        walks = _anchor_walks(snap, request)
+        walks = _anchor_walks(snap, request, index)
     else:
-        walks = _spread_walks(snap, request)
+        walks = _spread_walks(snap, request, index)
     if strategy == DEPTH_FIRST:
         return itertools.chain.from_iterable(walks)
     return _round_robin(walks)
