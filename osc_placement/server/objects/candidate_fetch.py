@@ -645,8 +645,8 @@ def _every_tree_statements(dialect):
 
 def _read_pipelined(conn, statements):
     """The rows of each statement, (text, parameters or None), read
-    through psycopg in one round trip: a pipeline of prepared statements
-    whose results come in binary.
+    through psycopg in one round trip: prepared statements (several in a
+    pipeline) whose results come in binary.
 
     Each part of the read of every tree is its own result with its own
     columns, which the driver converts faster than the padded rows of one
@@ -660,6 +660,13 @@ def _read_pipelined(conn, statements):
     broke is dropped from the pool."""
     raw = conn.connection.driver_connection
     try:
+        if len(statements) == 1:
+            # One statement needs no pipeline, whose set-up and sync cost
+            # a quarter of a usage read's 0.27 ms.
+            [(text, params)] = statements
+            cursor = raw.cursor(binary=True)
+            cursor.execute(text, params, prepare=True)
+            return [cursor.fetchall()]
         with raw.pipeline():
             cursors = [raw.cursor(binary=True) for _ in statements]
             for cursor, (text, params) in zip(cursors, statements):

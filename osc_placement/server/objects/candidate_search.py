@@ -43,6 +43,7 @@ Deliberate differences from upstream (all where upstream is accidental):
 import collections
 import dataclasses
 import itertools
+import operator
 import random
 import threading
 
@@ -390,24 +391,38 @@ class _CandidateViews:
     def resource_providers(self):
         return [uuid for uuid, _ in self.allocations]
 
-    def uuids(self):
-        """The providers used, some perhaps more than once."""
-        return self.resource_providers()
+    @classmethod
+    def providers_used(cls, candidates):
+        """The set of providers ``candidates`` (all of this class) use,
+        in one pass without a call per candidate."""
+        return {uuid for candidate in candidates
+                for uuid, _ in candidate.allocations}
 
 
-class Candidate(_CandidateViews,
-                collections.namedtuple('Candidate', 'allocations mappings')):
+class Candidate(_CandidateViews, collections.namedtuple(
+        'Candidate', 'allocations mappings hashed')):
     """One allocation request: amounts per provider and class, and which
     providers serve each group suffix. Hashable; equal candidates are
     upstream's duplicates.
 
     allocations: ((uuid, ((class, amount), ...)), ...) sorted
     mappings:    ((suffix, (uuid, ...)), ...) sorted
+    hashed:      the hash of the two, worked out once (Candidate.of)
 
-    A tuple: thousands are hashed per request to drop duplicates, and a
-    tuple hashes in C where a frozen dataclass hashes in Python."""
+    A tuple, compared in C. Thousands are hashed per request (to drop
+    duplicates, to find their written bodies), most of them remembered
+    from earlier requests (_AnchorMemo): hashing the nested tuples
+    again read a dozen objects per candidate, scattered in memory, where
+    the kept hash is one read."""
 
     __slots__ = ()
+
+    @classmethod
+    def of(cls, allocations, mappings):
+        return cls(allocations, mappings, hash((allocations, mappings)))
+
+    def __hash__(self):
+        return self.hashed
 
 
 class SpreadCandidate(_CandidateViews, collections.namedtuple(
@@ -480,8 +495,10 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
     def resource_providers(self):
         return sorted(set(self.providers))
 
-    def uuids(self):
-        return self.providers
+    @classmethod
+    def providers_used(cls, candidates):
+        return set(itertools.chain.from_iterable(
+            map(operator.attrgetter('providers'), candidates)))
 
 
 @dataclasses.dataclass
@@ -1156,7 +1173,7 @@ def _make_candidate(groups, chosen, sums):
             mappings[suffix] = mappings[suffix] | option.providers
         else:
             mappings[suffix] = option.providers
-    return Candidate(
+    return Candidate.of(
         tuple(allocations),
         tuple(sorted([(suffix, tuple(sorted(uuids)))
                       for suffix, uuids in mappings.items()])))
@@ -1560,12 +1577,14 @@ def _apply_limit(candidates, limit, options):
 
 
 def _summary_providers(snap, request, candidates):
-    used = set(itertools.chain.from_iterable(
-        cand.uuids() for cand in candidates))
+    used = (type(candidates[0]).providers_used(candidates) if candidates
+            else set())
     if not request.nested_aware:
         # Before 1.29 summaries list only providers a candidate uses.
         return used
-    roots = {snap.root(uuid) for uuid in used}
+    # Provider.root_uuid read directly, as below.
+    providers = snap.providers
+    roots = {providers[uuid].root_uuid or uuid for uuid in used}
     index = snap.derived.get(_TreeIndex)
     if index is not None:
         # The search built it: the trees' providers without a walk of
