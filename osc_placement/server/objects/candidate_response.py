@@ -31,7 +31,7 @@ def allocation_candidates_body(result, request, snap):
     Answered from a structure a worker keeps, the body's allocation
     requests and summaries are JSON already written (orjson.Fragment),
     kept from earlier answers (see _request_fragments and
-    _summary_fragments), unless some value is beyond what orjson writes
+    _summaries_written), unless some value is beyond what orjson writes
     (see app.json_bytes): then, as for other answers, plain dicts."""
     try:
         return _body(result, request, snap, fragments=True)
@@ -49,12 +49,13 @@ def _body(result, request, snap, fragments):
     fragments = (fragments
                  and candidate_search.KEPT_SUMMARIES in snap.derived
                  and len(result.candidates) <= FRAGMENTS_MAX
-                 and len(result.summary_providers) <= FRAGMENTS_MAX)
+                 and sum(map(len, result.summary_trees.values()))
+                 <= FRAGMENTS_MAX)
     return {
         'allocation_requests': _allocation_requests(result.candidates,
                                                     version, fragments),
         'provider_summaries': _provider_summaries(
-            result.summary_providers, request, snap, fragments),
+            result, request, snap, fragments),
     }
 
 
@@ -115,7 +116,7 @@ def _request_fragments(candidates, with_mappings):
             for candidate, fragment in zip(candidates, found)]
 
 
-def _provider_summaries(uuids, request, snap, fragments):
+def _provider_summaries(result, request, snap, fragments):
     version = request.version
     shown = (None if version.supports('summary_all_classes')
              else request.resource_class_names())
@@ -123,29 +124,50 @@ def _provider_summaries(uuids, request, snap, fragments):
     with_tree = version.supports('summary_tree')
     summarise = _summariser(snap, shown, with_traits, with_tree)
     if not fragments:
-        return {uuid: summarise(uuid) for uuid in sorted(uuids)}
+        return {uuid: summarise(uuid)
+                for uuid in sorted(result.summary_providers)}
     kept = snap.derived[candidate_search.KEPT_SUMMARIES]
-    return _summary_fragments(
-        sorted(uuids), snap, summarise,
+    return orjson.Fragment(_summaries_written(
+        result.summary_trees, snap, summarise,
         kept.setdefault((shown and frozenset(shown), with_traits,
-                         with_tree), {}))
+                         with_tree), {})))
 
 
-def _summary_fragments(uuids, snap, summarise, known):
-    """{uuid: summary as JSON} of a kept structure's snapshot: a
-    provider's summary is written again only if its inventories changed
-    (a provider's inventories dict is replaced when its usage changes,
-    never changed; its traits and tree are the structure's)."""
-    inventories, none = snap.inventories, {}
-    summaries = {}
-    for uuid in uuids:
-        mine = inventories.get(uuid, none)
-        entry = known.get(uuid)
-        if entry is None or entry[0] is not mine:
-            entry = known[uuid] = (mine, orjson.Fragment(
-                orjson.dumps(summarise(uuid))))
-        summaries[uuid] = entry[1]
-    return summaries
+def _summaries_written(trees, snap, summarise, known):
+    """The summaries of ``trees`` (SearchResult.summary_trees) of a kept
+    structure's snapshot, as one JSON object written a tree at a time:
+    ``known`` keeps each tree's part, written again only if the tree's
+    providers to show or their inventories changed (a provider's
+    inventories dict is replaced when its usage changes, never changed;
+    its traits and tree are the structure's). A tree at a time rather
+    than a provider at a time: an answer of 1,000 NUMA hosts shows 2,000
+    providers of 500 trees."""
+    inventories = snap.inventories
+    parts = []
+    for root in sorted(trees):
+        providers = trees[root]
+        entry = known.get(root)
+        if entry is None or not _same_tree_part(entry, providers,
+                                                inventories):
+            entry = known[root] = (
+                providers, [inventories.get(uuid) for uuid in providers],
+                b','.join(orjson.dumps(uuid) + b':' + orjson.dumps(
+                    summarise(uuid)) for uuid in providers))
+        if entry[2]:
+            parts.append(entry[2])
+    return b'{' + b','.join(parts) + b'}'
+
+
+def _same_tree_part(entry, providers, inventories):
+    """``entry`` of _summaries_written was written for ``providers`` with
+    their current inventories."""
+    written_for, written_with, _ = entry
+    if written_for is not providers and written_for != providers:
+        return False
+    for uuid, mine in zip(providers, written_with):
+        if inventories.get(uuid) is not mine:
+            return False
+    return True
 
 
 def _summariser(snap, shown, with_traits, with_tree):

@@ -504,7 +504,15 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
 @dataclasses.dataclass
 class SearchResult:
     candidates: list
-    summary_providers: set  # uuids of providers to show in summaries
+    # root uuid -> the providers of its tree to show in summaries, sorted:
+    # every provider of the tree from 1.29, before that those used
+    summary_trees: dict
+
+    @property
+    def summary_providers(self):
+        """The set of uuids of the providers to show in summaries."""
+        return set(itertools.chain.from_iterable(
+            self.summary_trees.values()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -556,7 +564,7 @@ class _TreeIndex:
 
     def __init__(self, snap):
         self.members = collections.defaultdict(list)
-        # Provider.root_uuid read directly, as in _summary_providers: this
+        # Provider.root_uuid read directly, as in _summary_trees: this
         # runs for every provider of the snapshot.
         for uuid in sorted(snap.providers):
             self.members[snap.providers[uuid].root_uuid or uuid].append(uuid)
@@ -1480,8 +1488,8 @@ def search(snap, request, options=SearchOptions()):
     if spread is not None:
         candidates = [SpreadCandidate(providers, spread)
                       for providers in candidates]
-    return SearchResult(candidates, _summary_providers(snap, request,
-                                                       candidates))
+    return SearchResult(candidates, _summary_trees(snap, request,
+                                                   candidates))
 
 
 def what_each_group_keeps(snap, request):
@@ -1522,8 +1530,8 @@ def result_of(snap, request, candidates, options=SearchOptions()):
     """The SearchResult for candidates found in several windows of one
     slice, ``snap`` their merged snapshot."""
     candidates = _apply_limit(candidates, request.limit, options)
-    return SearchResult(candidates, _summary_providers(snap, request,
-                                                       candidates))
+    return SearchResult(candidates, _summary_trees(snap, request,
+                                                   candidates))
 
 
 def merge_snapshots(snaps):
@@ -1576,22 +1584,29 @@ def _apply_limit(candidates, limit, options):
     return candidates
 
 
-def _summary_providers(snap, request, candidates):
+def _summary_trees(snap, request, candidates):
+    """SearchResult.summary_trees of ``candidates``."""
     used = (type(candidates[0]).providers_used(candidates) if candidates
             else set())
+    # Provider.root_uuid read directly: Snapshot.root's call cost more
+    # than the test, once per provider of a large answer.
+    providers = snap.providers
     if not request.nested_aware:
         # Before 1.29 summaries list only providers a candidate uses.
-        return used
-    # Provider.root_uuid read directly, as below.
-    providers = snap.providers
+        trees = collections.defaultdict(list)
+        for uuid in sorted(used):
+            trees[providers[uuid].root_uuid or uuid].append(uuid)
+        return dict(trees)
     roots = {providers[uuid].root_uuid or uuid for uuid in used}
     index = snap.derived.get(_TreeIndex)
     if index is not None:
         # The search built it: the trees' providers without a walk of
         # every provider, which a limited answer's few trees do not need.
         members = index.members
-        return {uuid for root in roots for uuid in members.get(root, ())}
-    # Provider.root_uuid read directly: this runs for every provider of
-    # the snapshot, and Snapshot.root's call cost more than the test.
-    return {uuid for uuid, provider in snap.providers.items()
-            if (provider.root_uuid or uuid) in roots}
+        return {root: members.get(root, ()) for root in roots}
+    trees = collections.defaultdict(list)
+    for uuid in sorted(providers):
+        root = providers[uuid].root_uuid or uuid
+        if root in roots:
+            trees[root].append(uuid)
+    return dict(trees)
