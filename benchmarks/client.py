@@ -40,9 +40,11 @@ class Response:
 
 
 # A connection the server closed while it was idle fails on its next
-# request with one of these; that request is sent again on a new one.
+# request with one of these; an idempotent request is then sent again on
+# a new one (a POST may have been carried out: it is not).
 _CLOSED_WHILE_IDLE = (http.client.RemoteDisconnected, BrokenPipeError,
                       ConnectionResetError)
+_IDEMPOTENT = frozenset(['GET', 'PUT', 'DELETE'])
 
 
 class Client:
@@ -51,20 +53,29 @@ class Client:
     def __init__(self, url, token='admin', microversion=MICROVERSION):
         self.url = url.rstrip('/')
         parts = urllib.parse.urlsplit(self.url)
+        self._connection_class = (http.client.HTTPSConnection
+                                  if parts.scheme == 'https'
+                                  else http.client.HTTPConnection)
         self._host, self._port = parts.hostname, parts.port
         self._prefix = parts.path
         self.headers = {'X-Auth-Token': token, 'Accept': 'application/json',
                         'OpenStack-API-Version': 'placement ' + microversion}
         self._local = threading.local()
 
-    def _connection(self, fresh=False):
+    def _connection(self):
+        """(this thread's connection, whether it served a request
+        before)."""
         connection = getattr(self._local, 'connection', None)
-        if connection is None or fresh:
-            if connection is not None:
-                connection.close()
-            connection = self._local.connection = http.client.HTTPConnection(
-                self._host, self._port, timeout=900)
-        return connection
+        if connection is not None:
+            return connection, True
+        connection = self._local.connection = self._connection_class(
+            self._host, self._port, timeout=900)
+        return connection, False
+
+    def _drop_connection(self):
+        connection = self._local.__dict__.pop('connection', None)
+        if connection is not None:
+            connection.close()
 
     def request(self, method, path, body=None, params=None,
                 expect=(200,)):
@@ -77,16 +88,27 @@ class Client:
         if body is not None:
             payload = json.dumps(body).encode()
             headers = dict(headers, **{'Content-Type': 'application/json'})
-        try:
-            response = self._send(self._connection(), method, target,
-                                  payload, headers)
-        except _CLOSED_WHILE_IDLE:
-            response = self._send(self._connection(fresh=True), method,
-                                  target, payload, headers)
+        response = self._send_on_this_thread(method, target, payload,
+                                             headers)
         if response.status_code not in expect:
             raise PlacementError('%s %s -> %s: %s' % (
                 method, path, response.status_code, response.text[:500]))
         return response
+
+    def _send_on_this_thread(self, method, target, payload, headers):
+        connection, reused = self._connection()
+        try:
+            return self._send(connection, method, target, payload, headers)
+        except _CLOSED_WHILE_IDLE:
+            self._drop_connection()
+            if not (reused and method in _IDEMPOTENT):
+                raise
+        except BaseException:
+            # A connection left mid-request cannot serve the next one.
+            self._drop_connection()
+            raise
+        # Once, on a new connection.
+        return self._send_on_this_thread(method, target, payload, headers)
 
     @staticmethod
     def _send(connection, method, target, payload, headers):

@@ -139,8 +139,9 @@ class Snapshot:
                  anchors alone (the tree index), kept for the snapshots
                  that share them: those a worker answers from one kept
                  structure (candidate_fetch._KeptStructure), which also
-                 keeps there, under KEPT_SUMMARIES, the providers'
-                 summaries as written (candidate_response).
+                 keeps there, under KEPT_SUMMARIES, the summaries of its
+                 trees as written (candidate_response), and under
+                 KEPT_WALKS what the walks found (_AnchorMemo).
 
     Trees are whole: every provider of a tree in the snapshot is in it
     (provider summaries list whole trees). Missing keys mean "none".
@@ -1277,11 +1278,12 @@ def _walks_of_anchors(snap, request, index, walk_under):
 
 
 # The most requests (amounts included) whose walks a kept structure
-# remembers, and the most candidates it remembers for one of them: a
-# scheduler sends a few flavors again and again; an unlimited request at
-# 100,000 nodes finds 260,000 candidates, which a worker need not hold.
+# remembers (a 17th makes it forget them all), and for one of them the
+# most anchors plus candidates: a scheduler sends a few flavors again and
+# again; an unlimited request at 100,000 nodes walks 100,000 trees to
+# find 260,000 candidates, which a worker need not hold.
 _REMEMBERED_REQUESTS = 16
-_REMEMBERED_CANDIDATES = 20000
+_REMEMBERED_SIZE = 20000
 
 
 class _AnchorMemo:
@@ -1301,7 +1303,8 @@ class _AnchorMemo:
 
     def __init__(self):
         self._found = {}  # anchor -> (providers, their dicts, candidates)
-        self._count = 0
+        self._size = 0  # entries plus their candidates
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, snap, request):
@@ -1330,13 +1333,24 @@ class _AnchorMemo:
         providers, held, candidates = entry
         for uuid, mine in zip(providers, held):
             if inventories.get(uuid) is not mine:
+                self._forget(anchor, entry)
                 return None
         return candidates
+
+    def _forget(self, anchor, entry):
+        """Drop a stale entry, so that a full memo makes room."""
+        with self._lock:
+            if self._found.get(anchor) is entry:
+                del self._found[anchor]
+                self._size -= 1 + len(entry[2])
 
     def recorded(self, inventories, anchor, providers, walk):
         """An iterator of ``walk``'s candidates (none if None) that
         remembers them once the walk is done: a walk left unfinished (the
-        request had enough) is not remembered."""
+        request had enough) is not remembered, nor one walked once the
+        memo is full."""
+        if self._size >= _REMEMBERED_SIZE:
+            return walk or ()
         if walk is None:
             self._remember(inventories, anchor, providers, ())
             return ()
@@ -1350,14 +1364,15 @@ class _AnchorMemo:
         self._remember(inventories, anchor, providers, tuple(found))
 
     def _remember(self, inventories, anchor, providers, candidates):
-        old = self._found.get(anchor)
-        count = self._count + len(candidates) - (len(old[2]) if old else 0)
-        if count > _REMEMBERED_CANDIDATES:
-            return
-        self._count = count
-        self._found[anchor] = (
-            providers, [inventories.get(uuid) for uuid in providers],
-            candidates)
+        held = [inventories.get(uuid) for uuid in providers]
+        with self._lock:
+            # An entry it replaces is stale: dropped either way.
+            old = self._found.pop(anchor, None)
+            if old is not None:
+                self._size -= 1 + len(old[2])
+            if self._size + 1 + len(candidates) <= _REMEMBERED_SIZE:
+                self._found[anchor] = (providers, held, candidates)
+                self._size += 1 + len(candidates)
 
 
 def _enough_providers_to_isolate(levels):

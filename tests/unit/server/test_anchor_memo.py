@@ -1,0 +1,50 @@
+"""candidate_search._AnchorMemo on its own: what it remembers, when it
+forgets, and its bound. (tests/server/test_kept_structure.py checks the
+answers of a worker that uses it.)"""
+
+import testtools
+
+from osc_placement.server.objects import candidate_search as cs
+
+
+class TestAnchorMemo(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.memo = cs._AnchorMemo()
+        self.inventories = {'a': {}, 'b': {}, 'c': {}}
+
+    def walked(self, anchor, providers, candidates, inventories=None):
+        return list(self.memo.recorded(
+            inventories or self.inventories, anchor, providers,
+            iter(candidates) if candidates is not None else None))
+
+    def test_a_finished_walk_is_recalled_while_its_providers_stand(self):
+        self.assertEqual(['x', 'y'], self.walked('A', ['a', 'c'], ['x', 'y']))
+        self.assertEqual([], self.walked('B', ['b'], None))
+        self.assertEqual(('x', 'y'), self.memo.recall(self.inventories, 'A'))
+        self.assertEqual((), self.memo.recall(self.inventories, 'B'))
+        # New usage of one provider gives it a new dict: walked again.
+        changed = dict(self.inventories, c={})
+        self.assertIsNone(self.memo.recall(changed, 'A'))
+        self.assertEqual((), self.memo.recall(changed, 'B'))
+
+    def test_an_unfinished_walk_is_not_remembered(self):
+        walk = self.memo.recorded(self.inventories, 'A', ['a'],
+                                  iter(['x', 'y']))
+        self.assertEqual('x', next(walk))
+        walk.close()
+        self.assertIsNone(self.memo.recall(self.inventories, 'A'))
+
+    def test_bounded_and_stale_entries_make_room(self):
+        self.patch(cs, '_REMEMBERED_SIZE', 5)
+        self.walked('A', ['a'], ['x', 'y'])  # 1 entry + 2 candidates
+        self.walked('B', ['b'], ['z'])
+        self.assertEqual(['w'], self.walked('C', ['c'], ['w']))  # full
+        self.assertIsNone(self.memo.recall(self.inventories, 'C'))
+        changed = dict(self.inventories, a={})
+        self.assertIsNone(self.memo.recall(changed, 'A'))  # forgotten
+        self.walked('C', ['c'], ['w'], changed)
+        self.assertEqual(('w',), self.memo.recall(changed, 'C'))
+        self.assertEqual(('z',), self.memo.recall(changed, 'B'))
+        self.assertEqual(4, self.memo._size)
