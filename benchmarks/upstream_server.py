@@ -42,15 +42,15 @@ def our_url(db_url):
     return with_driver(db_url, OUR_DRIVERS)
 
 
-def write_conf(state, db_url):
-    """placement.conf in the directory ``state`` for upstream (noauth2,
-    the database ``db_url`` with upstream's driver); its path."""
+def write_conf(state, connection):
+    """placement.conf in the directory ``state``: noauth2 and the
+    database ``connection`` (an SQLAlchemy URL with the driver of the
+    side that reads it, upstream_url or our_url); its path."""
     path = os.path.join(state, 'placement.conf')
     with open(path, 'w') as f:
         f.write('[DEFAULT]\ndebug = False\n\n'
                 '[api]\nauth_strategy = noauth2\n\n'
-                '[placement_database]\nconnection = %s\n'
-                % upstream_url(db_url))
+                '[placement_database]\nconnection = %s\n' % connection)
     return path
 
 
@@ -70,7 +70,7 @@ def start(db_url, venv=DEFAULT_VENV, workers=2, threads=4, seconds=120,
     ``ready_path`` answers. The log is ``server.log`` in the state
     directory."""
     state = tempfile.mkdtemp(prefix='ocp-upstream-')
-    write_conf(state, db_url)
+    write_conf(state, upstream_url(db_url))
     port = local_server.free_port()
     with open(os.path.join(state, 'server.log'), 'w') as log:
         process = subprocess.Popen(

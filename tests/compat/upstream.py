@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
@@ -62,18 +61,10 @@ class _Service:
     def __init__(self, db_url):
         self.db_url = self.driver_url(db_url)
         self.state = tempfile.mkdtemp(prefix='ocp-compat-%s-' % self.name)
-        self.conf_path = os.path.join(self.state, 'placement.conf')
-        self._write_conf()
+        self.conf_path = upstream_server.write_conf(self.state, self.db_url)
 
     def driver_url(self, db_url):
         raise NotImplementedError
-
-    def _write_conf(self):
-        with open(self.conf_path, 'w') as f:
-            f.write('[DEFAULT]\ndebug = False\n\n'
-                    '[api]\nauth_strategy = noauth2\n\n'
-                    '[placement_database]\nconnection = %s\n'
-                    % self.db_url)
 
     def manage_command(self):
         raise NotImplementedError
@@ -98,10 +89,8 @@ class _Service:
         return self._checked_manage('db', 'sync')
 
     def _env(self):
-        env = dict(os.environ)
         # Neither side may pick up a placement.conf from the environment.
-        env['OS_PLACEMENT_CONFIG_DIR'] = self.state
-        return env
+        return upstream_server.environment(self.state)
 
     def serve_command(self, port):
         raise NotImplementedError
@@ -120,7 +109,12 @@ class _Service:
                 cwd=self.state, start_new_session=True)
         base = 'http://127.0.0.1:%d' % port
         try:
-            _wait_until_ready(base, popen, log_path)
+            try:
+                local_server.wait_until_ready(popen, base, '/',
+                                              READY_TIMEOUT)
+            except RuntimeError as exc:
+                raise RuntimeError('%s at %s; its log ends:\n%s' % (
+                    exc, base, self.log_tail(30))) from exc
             yield base
         finally:
             _stop(popen)
@@ -219,23 +213,6 @@ class Ours(_Service):
     def serve_command(self, port):
         return [self._bin('placement-server'), '--config-file',
                 self.conf_path, '--host', '127.0.0.1', '--port', str(port)]
-
-
-def _wait_until_ready(base, popen, log_path):
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        if popen.poll() is not None:
-            break
-        try:
-            urllib.request.urlopen(base + '/', timeout=2).read()
-            return
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.2)
-    _stop(popen)
-    with open(log_path) as f:
-        tail = ''.join(f.readlines()[-30:])
-    raise RuntimeError('server at %s did not answer (exit %s):\n%s' % (
-        base, popen.returncode, tail))
 
 
 def _stop(popen):

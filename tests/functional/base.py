@@ -24,9 +24,7 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 import urllib.parse
-import urllib.request
 import uuid
 
 import fixtures
@@ -96,7 +94,7 @@ def _process_url():
         # Registered after the database, so it runs before the drop.
         atexit.register(_stop, popen)
         url = 'http://127.0.0.1:%d' % port
-        _wait_until_ready(url, popen)
+        local_server.wait_until_ready(popen, url, '/', 30)
         _process.update(url=url, popen=popen)
     return _process['url']
 
@@ -123,19 +121,6 @@ def _stop(popen):
         popen.wait(timeout=10)
     except subprocess.TimeoutExpired:
         popen.kill()
-
-
-def _wait_until_ready(url, popen, seconds=30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if popen.poll() is not None:
-            raise RuntimeError('server exited with %s' % popen.returncode)
-        try:
-            urllib.request.urlopen(url + '/', timeout=1).read()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError('server at %s did not answer' % url)
 
 
 def forget_cached_placement_client():
