@@ -924,7 +924,7 @@ def _read_every_tree(conn, dialect, keep=True):
 
 
 # engine -> the thread reading every tree for it (keep_in_background)
-_background_reads = {}
+_background_reads = weakref.WeakKeyDictionary()
 _background_lock = threading.Lock()
 
 
@@ -1054,7 +1054,8 @@ class _KeptStructure:
         self.stamp = stamp
         self.snap = snap
         snap.derived[candidate_search.KEPT_SUMMARIES] = {}
-        snap.derived[candidate_search.KEPT_WALKS] = {}
+        snap.derived[candidate_search.KEPT_WALKS] = (
+            candidate_search.RememberedWalks())
         # A usage key's provider and class (_USAGE_KEY): two small dicts
         # rather than one entry per inventory (450,000 at 100,000 compute
         # nodes).

@@ -124,8 +124,10 @@ def _provider_summaries(result, request, snap, fragments):
     with_tree = version.supports('summary_tree')
     summarise = _summariser(snap, shown, with_traits, with_tree)
     if not fragments:
+        # In the order _summaries_written writes them.
+        trees = result.summary_trees
         return {uuid: summarise(uuid)
-                for uuid in sorted(result.summary_providers)}
+                for root in sorted(trees) for uuid in trees[root]}
     kept = snap.derived[candidate_search.KEPT_SUMMARIES]
     return orjson.Fragment(_summaries_written(
         result.summary_trees, snap, summarise,

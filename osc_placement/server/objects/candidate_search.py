@@ -1278,12 +1278,32 @@ def _walks_of_anchors(snap, request, index, walk_under):
 
 
 # The most requests (amounts included) whose walks a kept structure
-# remembers (a 17th makes it forget them all), and for one of them the
-# most anchors plus candidates: a scheduler sends a few flavors again and
-# again; an unlimited request at 100,000 nodes walks 100,000 trees to
-# find 260,000 candidates, which a worker need not hold.
+# remembers (the least recently asked forgotten first), and for one of
+# them the most anchors plus candidates: a scheduler sends a few flavors
+# again and again; an unlimited request at 100,000 nodes walks 100,000
+# trees to find 260,000 candidates, which a worker need not hold.
 _REMEMBERED_REQUESTS = 16
 _REMEMBERED_SIZE = 20000
+
+
+class RememberedWalks:
+    """The _AnchorMemo of each kind of request a kept structure answered
+    lately (Snapshot.derived, KEPT_WALKS), shared by its threads."""
+
+    def __init__(self):
+        self._memos = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def memo(self, key):
+        with self._lock:
+            memo = self._memos.get(key)
+            if memo is not None:
+                self._memos.move_to_end(key)
+                return memo
+            memo = self._memos[key] = _AnchorMemo()
+            if len(self._memos) > _REMEMBERED_REQUESTS:
+                self._memos.popitem(last=False)
+            return memo
 
 
 class _AnchorMemo:
@@ -1310,19 +1330,14 @@ class _AnchorMemo:
     def of(cls, snap, request):
         """The memo of ``request`` in a kept structure's snapshot, None
         in any other snapshot (a request's windows are read for it)."""
-        memos = snap.derived.get(KEPT_WALKS)
-        if memos is None:
+        walks = snap.derived.get(KEPT_WALKS)
+        if walks is None:
             return None
-        key = (_shape_key(request), request.version, request.root_required,
-               request.root_forbidden, request.same_subtrees,
-               tuple(tuple(sorted(group.resources.items()))
-                     for group in request.groups))
-        memo = memos.get(key)
-        if memo is None:
-            if len(memos) >= _REMEMBERED_REQUESTS:
-                memos.clear()
-            memo = memos.setdefault(key, cls())
-        return memo
+        return walks.memo((
+            _shape_key(request), request.version, request.root_required,
+            request.root_forbidden, request.same_subtrees,
+            tuple(tuple(sorted(group.resources.items()))
+                  for group in request.groups)))
 
     def recall(self, inventories, anchor):
         """The anchor's candidates if its providers still hold the

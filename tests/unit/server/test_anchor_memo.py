@@ -48,3 +48,17 @@ class TestAnchorMemo(testtools.TestCase):
         self.assertEqual(('w',), self.memo.recall(changed, 'C'))
         self.assertEqual(('z',), self.memo.recall(changed, 'B'))
         self.assertEqual(4, self.memo._size)
+
+
+class TestRememberedWalks(testtools.TestCase):
+
+    def test_the_least_recently_asked_request_is_forgotten_first(self):
+        self.patch(cs, '_REMEMBERED_REQUESTS', 3)
+        walks = cs.RememberedWalks()
+        first = walks.memo('a')
+        walks.memo('b')
+        walks.memo('c')
+        self.assertIs(first, walks.memo('a'))  # asked again: kept
+        walks.memo('d')  # forgets 'b', the least recently asked
+        self.assertIs(first, walks.memo('a'))
+        self.assertEqual(['c', 'd', 'a'], list(walks._memos))
