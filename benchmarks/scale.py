@@ -142,13 +142,8 @@ class Side:
         self.client = http_client.Client(url)
 
     def stop(self):
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
+        self.process = None
 
     def workers(self):
         return children(self.process.pid)
@@ -203,11 +198,22 @@ class UpstreamSide:
         self.client = http_client.Client(url)
 
     def stop(self):
-        if self.process is not None:
-            # gunicorn's master stops its workers.
-            self.process.terminate()
-            self.process.wait(60)
-            self.process = None
+        # gunicorn's master stops its workers.
+        stop_process(self.process)
+        self.process = None
+
+
+def stop_process(process, seconds=60):
+    """SIGTERM to a server's master (it stops its workers), SIGKILL if it
+    is still there after ``seconds``; nothing if None."""
+    if process is None:
+        return
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def say(text):

@@ -54,6 +54,45 @@ class TestTargets(testtools.TestCase):
         self.assertEqual(100000, scale.target_size(100000, 1000))
 
 
+def upstream_figures(nodes, ours_ms, theirs_ms, loop=False):
+    """One size of measure_upstream's figures: every shape at ``ours_ms``
+    and ``theirs_ms``."""
+    figures = {'nodes': nodes, 'queries': {
+        name: [ours_ms, theirs_ms] for name in scale.SHAPE_ROWS}}
+    if loop:
+        figures['loop'] = [
+            {'claims_per_second': 100.0, 'limit10_median_ms': 4.0},
+            {'claims_per_second': 5.0, 'limit10_median_ms': 400.0}]
+    return figures
+
+
+def upstream_marks(measured):
+    lines, passed = scale.render_upstream(measured)
+    return {line.split('|')[1].strip(): line.split('|')[-2].strip()
+            for line in lines[2:]}, passed
+
+
+class TestUpstreamTargets(testtools.TestCase):
+    """Issue 18's 30 times upstream applies to the candidate shapes at
+    the reference's size (the first measured), not to GET
+    /resource_providers, the loop or the larger cloud."""
+
+    def test_thirty_times_at_the_reference_size_passes(self):
+        found, passed = upstream_marks([
+            upstream_figures(1000, 10.0, 300.0, loop=True),
+            upstream_figures(10000, 100.0, 200.0)])
+        self.assertTrue(passed)
+        self.assertEqual('pass', found['member_of ms'])
+        self.assertEqual('', found['GET /resource_providers ms'])
+        self.assertEqual('', found['scheduler loop, claims/s'])
+
+    def test_less_at_the_reference_size_fails(self):
+        found, passed = upstream_marks([
+            upstream_figures(1000, 10.0, 290.0, loop=True)])
+        self.assertFalse(passed)
+        self.assertEqual('FAIL', found['traits ms'])
+
+
 class TestProc(testtools.TestCase):
 
     def test_a_busy_child_is_found_with_its_cpu_and_memory(self):

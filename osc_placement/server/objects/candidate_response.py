@@ -90,10 +90,10 @@ def _request_bodies(candidates, with_mappings):
 # and writing a thousand bodies was half of a limit=1000 answer's time.
 # Emptied when full.
 _REQUEST_FRAGMENTS = {}
-# The most kept: of allocation requests, and of summaries per request
-# shape and kept structure. Larger answers (every candidate of a large
-# cloud: 260,000 at 100,000 compute nodes) are plain dicts, kept by
-# nobody once sent.
+# The most allocation requests kept, and the most candidates or
+# providers summarised in an answer written ahead. Larger answers
+# (every candidate of a large cloud: 260,000 at 100,000 compute nodes)
+# are plain dicts, kept by nobody once sent.
 FRAGMENTS_MAX = 50000
 
 
