@@ -43,13 +43,10 @@ def serve(conf):
 def worker_app(conf):
     """The WSGI application of one worker process, built after the fork:
     its own engine and connection pool, and oslo.log set up again (a
-    spawned worker does not inherit the master's handlers), its lines
-    written by a thread of their own (see log_writer)."""
+    spawned worker does not inherit the master's handlers)."""
     from osc_placement.server import app
     from osc_placement.server import conf as conf_mod
-    from osc_placement.server import log_writer
     conf_mod.setup_logging(conf)
-    log_writer.write_from_a_thread()
     application = app.make_app(conf)
     _tune_gc()
     return application
