@@ -143,7 +143,7 @@ class Database(fixtures.Fixture):
         connection = _connection_of(conf) or IN_MEMORY
         self.db = _new_database(connection, _db_conf(conf),
                                 _write_retries(conf))
-        self.addCleanup(self.db.dispose)
+        self.addCleanup(self.db.engine.dispose)
         _databases[id(conf)] = self.db
         self.addCleanup(_databases.pop, id(conf), None)
 
@@ -261,7 +261,7 @@ class PlacementFixture(fixtures.Fixture):
                     'connection')
             db = _new_database(connection, conf.placement_database,
                                conf.placement.allocation_conflict_retry_count)
-            self.addCleanup(db.dispose)
+            self.addCleanup(db.engine.dispose)
         return db
 
 

@@ -40,7 +40,7 @@ def _create_server_database(server_url):
 
 def _drop_server_database(url):
     if _state['db'] is not None:
-        _state['db'].dispose()
+        _state['db'].engine.dispose()
     databases.drop(url)
 
 

@@ -1,13 +1,10 @@
 """The engine and its pool, and the read and write transactions
 (server/db/engine.py)."""
 
-import threading
-
 import fixtures
 import sqlalchemy as sa
 import testtools
 
-from osc_placement.server import conf as conf_mod
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
@@ -55,102 +52,6 @@ class TestIdleConnections(testtools.TestCase):
         self.assertEqual(1, self._select_one())
 
 
-class TestKeptConnections(testtools.TestCase):
-    """On PostgreSQL a worker keeps the connections its requests used
-    checked out between requests (db_engine.KeptConnections), each set
-    for its last kind of request; elsewhere every request's connection
-    goes back to the pool. Either way a request sees what others
-    committed, a write is a transaction, and a connection that died or
-    that a request left inside a transaction serves no later request."""
-
-    def setUp(self):
-        super().setUp()
-        api_fixtures.database()
-        # Its own Database: only this test's requests use its connections.
-        self.db = db_engine.Database(db_engine.create_engine(
-            api_fixtures._state['url']))
-        self.addCleanup(self.db.dispose)
-        self.other = db_engine.create_engine(api_fixtures._state['url'])
-        self.addCleanup(self.other.dispose)
-        self.kept = self.db.engine.dialect.name == 'postgresql'
-
-    def _count(self):
-        with self.db.read() as conn:
-            return conn.execute(sa.select(sa.func.count()).select_from(
-                tables.traits)).scalar()
-
-    def _insert_elsewhere(self, name):
-        with self.other.begin() as conn:
-            conn.execute(tables.traits.insert().values(
-                name=name, created_at=tables.utcnow()))
-
-    def _backend_pid(self, conn):
-        return conn.exec_driver_sql('SELECT pg_backend_pid()').scalar()
-
-    def test_one_thread_holds_one_connection(self):
-        pids = set()
-        for request in (self.db.read, self.db.write, self.db.read,
-                        lambda: self.db.read(snapshot=True), self.db.read):
-            with request() as conn:
-                if self.kept:
-                    pids.add(self._backend_pid(conn))
-        self.assertEqual(1 if self.kept else 0,
-                         self.db.engine.pool.checkedout())
-        if self.kept:
-            self.assertEqual(1, len(pids))
-
-    def test_a_read_sees_what_was_committed_since_the_last(self):
-        before = self._count()
-        self._insert_elsewhere('CUSTOM_COMMITTED_BETWEEN_READS')
-        self.assertEqual(before + 1, self._count())
-
-    def test_a_connection_that_died_while_kept_is_replaced(self):
-        self.useFixture(fixtures.MonkeyPatch(
-            'osc_placement.server.db.engine.IDLE_PING_SECONDS', 0))
-        with self.db.read() as conn:
-            raw = conn.connection.dbapi_connection
-        raw.close()
-        self.assertGreaterEqual(self._count(), 0)
-
-    def test_the_pool_keeps_a_connection_for_the_engine_itself(self):
-        # What takes connections from the engine directly (the background
-        # read of every tree) is not starved by connections kept idle.
-        conf = conf_mod.make_conf(api_fixtures._state['url'])
-        for name, value in (('max_pool_size', 2), ('max_overflow', 0),
-                            ('pool_timeout', 1)):
-            conf.set_override(name, value, 'placement_database')
-        db = db_engine.Database(db_engine.create_engine(
-            api_fixtures._state['url'], conf.placement_database))
-        self.addCleanup(db.dispose)
-        both_in = threading.Barrier(2)
-
-        def read():
-            with db.read() as conn:
-                both_in.wait(10)
-                conn.execute(sa.text('SELECT 1'))
-        threads = [threading.Thread(target=read) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        with db.engine.connect() as conn:
-            self.assertEqual(1, conn.execute(sa.text('SELECT 1')).scalar())
-
-    def test_a_transaction_left_open_is_not_handed_on(self):
-        if not self.kept:
-            # Reads there run in a transaction the pool ends anyway.
-            self.assertIsNone(self.db._kept)
-            return
-        with self.db.read() as conn:
-            # Behind SQLAlchemy's back: the driver's connection now sits
-            # in a transaction whose snapshot would hide later commits.
-            conn.exec_driver_sql('BEGIN ISOLATION LEVEL REPEATABLE READ')
-            before = conn.execute(sa.select(sa.func.count()).select_from(
-                tables.traits)).scalar()
-        self._insert_elsewhere('CUSTOM_COMMITTED_AFTER_AN_OPEN_READ')
-        self.assertEqual(before + 1, self._count())
-
-
 class TestReadsAndWrites(testtools.TestCase):
     """Reads may skip the transaction (PostgreSQL), but the connection
     they used must go back to the pool transactional: a write that fails
@@ -185,7 +86,7 @@ class TestFailedWriteKeepsPreparedStatements(testtools.TestCase):
         # connection, so every step below runs on that one.
         self.db = db_engine.Database(db_engine.create_engine(
             api_fixtures._state['url']))
-        self.addCleanup(self.db.dispose)
+        self.addCleanup(self.db.engine.dispose)
 
     def _prepared_names(self, conn):
         if conn.dialect.name != 'postgresql':
@@ -253,7 +154,7 @@ class TestRetryPause(testtools.TestCase):
         api_fixtures.database()
         db = db_engine.Database(db_engine.create_engine(
             api_fixtures._state['url']), write_retries=3)
-        self.addCleanup(db.dispose)
+        self.addCleanup(db.engine.dispose)
         pauses = []
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.server.db.engine.retry_pause',
@@ -278,7 +179,7 @@ class TestExhaustedConflicts(testtools.TestCase):
         api_fixtures.database()
         self.db = db_engine.Database(db_engine.create_engine(
             api_fixtures._state['url']), write_retries=1)
-        self.addCleanup(self.db.dispose)
+        self.addCleanup(self.db.engine.dispose)
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
 

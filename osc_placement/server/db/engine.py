@@ -14,7 +14,6 @@ import logging
 import random
 import threading
 import time
-import weakref
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -226,143 +225,6 @@ def is_retryable(exc):
     return getattr(orig, 'sqlstate', None) in ('40001', '40P01')
 
 
-class KeptConnections:
-    """Connections a worker keeps checked out of the pool between requests
-    (PostgreSQL through psycopg), each set for the kind of request that
-    last used it: a read in autocommit, a write in a transaction.
-
-    Checking a connection out of SQLAlchemy's pool, switching it to
-    autocommit and back at check-in cost a read 0.06 ms of CPU back to
-    back, and 0.34 ms once the worker's caches had gone cold, the usual
-    state between a scheduler's requests: more than the database round
-    trip the read wraps. A request takes a kept connection set as it
-    needs, else any kept one (switched), else one from the pool, and puts
-    it back when done; so a worker never holds more connections than it
-    has served requests at once, as with the pool alone, and reads and
-    writes cannot starve each other of the pool's connections.
-
-    Fewer stay idle than the pool holds (its size less one): what takes
-    a connection from the engine itself (a worker's background read of
-    every tree) finds one in the pool once a request ends, as before.
-
-    A connection kept idle for IDLE_PING_SECONDS is pinged before use, as
-    the pool pings its own (_ping_idle_connections). One the request
-    broke (invalidated, or left inside a transaction) goes back to the
-    pool, which resets or discards it."""
-
-    def __init__(self, engine):
-        self._engine = engine
-        # mode -> [(connection, when it was put back)], the last put back
-        # last: its data is the likeliest to be in the caches.
-        self._idle = {mode: [] for mode in _MODES}
-        self._most_idle = engine.pool.size() - 1
-        self._lock = threading.Lock()
-        # Connections still kept when this is collected go back to the
-        # pool, rather than to the garbage collector's warnings.
-        weakref.finalize(self, _close_kept, self._idle)
-
-    def take(self, mode):
-        with self._lock:
-            conn, since, was = self._pop(mode)
-        if conn is not None and (
-                time.monotonic() - since >= IDLE_PING_SECONDS
-                and not self._answers(conn)):
-            conn = None
-        if conn is None:
-            conn = self._engine.connect()
-            options = _MODES[mode]
-        elif was != mode:
-            options = self._switch_options(conn, mode)
-        else:
-            options = None
-        if options:
-            try:
-                conn.execution_options(**options)
-            except Exception:
-                conn.close()
-                raise
-        return conn
-
-    def _pop(self, mode):
-        """(connection, since, its mode) idle in ``mode``, else in any
-        other, else (None, None, None)."""
-        for wanted in [mode] + [other for other in self._idle
-                                if other != mode]:
-            idle = self._idle[wanted]
-            if idle:
-                conn, since = idle.pop()
-                return conn, since, wanted
-        return None, None, None
-
-    def _answers(self, conn):
-        """Ping ``conn``; a dead one is discarded."""
-        raw = conn.connection.dbapi_connection
-        try:
-            self._engine.dialect.do_ping(raw)
-            # The ping may have opened a transaction (outside autocommit).
-            _rollback_keeping_prepared(raw)
-            return True
-        except Exception:
-            conn.invalidate()
-            conn.close()
-            return False
-
-    @staticmethod
-    def _switch_options(conn, mode):
-        """The options that turn a connection set for another mode into
-        one for ``mode``."""
-        options = dict(_MODES[mode])
-        options.setdefault('isolation_level', conn.default_isolation_level)
-        return options
-
-    def put_back(self, conn, mode):
-        if self._reusable(conn):
-            with self._lock:
-                if sum(map(len, self._idle.values())) < self._most_idle:
-                    self._idle[mode].append((conn, time.monotonic()))
-                    return
-        conn.close()
-
-    @staticmethod
-    def _reusable(conn):
-        """Whether ``conn`` is as a request found it: alive, outside any
-        transaction. The one autocommit's statements open in SQLAlchemy
-        alone (autobegin) is ended, without a round trip."""
-        if conn.invalidated or conn.closed:
-            return False
-        try:
-            if conn.in_transaction():
-                conn.rollback()
-            status = conn.connection.dbapi_connection.info.transaction_status
-        except Exception:
-            return False
-        return status.name == 'IDLE'
-
-    def close(self):
-        _close_kept(self._idle)
-
-
-def _close_kept(idle):
-    for connections in idle.values():
-        while connections:
-            connections.pop()[0].close()
-
-
-# How a request uses its connection: the execution options it needs.
-# A connection fresh from the pool has the engine's default isolation
-# and no write flag, so only what differs from that is set on it.
-_READ = 'read'                        # MySQL, SQLite: a transaction
-_AUTOCOMMIT = 'autocommit'            # PostgreSQL: no transaction
-_REPEATABLE_READ = 'repeatable read'  # PostgreSQL: one snapshot
-_WRITE_MODE = 'write'
-_MODES = {
-    _READ: {},
-    _AUTOCOMMIT: {'isolation_level': 'AUTOCOMMIT', _WRITE: False},
-    _REPEATABLE_READ: {'isolation_level': 'REPEATABLE READ', _WRITE: False},
-    _WRITE_MODE: {_WRITE: True},
-}
-
-
 class Database:
     """The engine plus the per-request transaction helpers."""
 
@@ -379,9 +241,6 @@ class Database:
         # trips of a scheduler's candidate read. MySQL's REPEATABLE READ
         # and SQLite do give a transaction one snapshot, and keep it.
         self._reads_need_transaction = engine.dialect.name != 'postgresql'
-        self._kept = (KeptConnections(engine)
-                      if engine.dialect.driver == 'psycopg'
-                      and isinstance(engine.pool, pool.QueuePool) else None)
 
     @contextlib.contextmanager
     def read(self, snapshot=False):
@@ -390,43 +249,22 @@ class Database:
         answer must be one state (allocations and the generation a
         client writes them back with); on PostgreSQL that takes a
         REPEATABLE READ transaction, elsewhere every read has one."""
-        if self._reads_need_transaction:
-            mode = _READ
-        elif not snapshot:
-            with self._connection(_AUTOCOMMIT) as conn:
+        with self._lock, self.engine.connect() as conn:
+            if not self._reads_need_transaction:
+                if not snapshot:
+                    yield conn.execution_options(isolation_level='AUTOCOMMIT')
+                    return
+                conn = conn.execution_options(
+                    isolation_level='REPEATABLE READ')
+            with conn.begin():
                 yield conn
-            return
-        else:
-            mode = _REPEATABLE_READ
-        with self._connection(mode) as conn, conn.begin():
-            yield conn
 
     @contextlib.contextmanager
     def write(self):
-        with self._connection(_WRITE_MODE) as conn, conn.begin():
-            yield conn
-
-    @contextlib.contextmanager
-    def _connection(self, mode):
-        """A connection set for ``mode``, kept between requests where the
-        driver allows (see KeptConnections), else from the pool."""
-        if self._kept is not None:
-            conn = self._kept.take(mode)
-            try:
-                yield conn
-            finally:
-                self._kept.put_back(conn, mode)
-            return
         with self._lock, self.engine.connect() as conn:
-            options = _MODES[mode]
-            yield conn.execution_options(**options) if options else conn
-
-    def dispose(self):
-        """Close every connection, kept or pooled (before the database is
-        dropped, say)."""
-        if self._kept is not None:
-            self._kept.close()
-        self.engine.dispose()
+            conn = conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
 
     def run_write(self, fn, *args, retries=None):
         """Run ``fn(conn, *args)`` in one write transaction, re-running it
