@@ -54,21 +54,25 @@ def parse_args(argv):
 
 
 def start_server(tree, connection):
-    """(process, client) of the server of source tree ``tree``. It runs
-    in a directory of its own: ``python -m`` puts the working directory
-    first on the path, before PYTHONPATH."""
+    """(process, client) of the server of source tree ``tree``.
+
+    PYTHONPATH is that tree alone (one the caller set, such as ``.``,
+    would put the other tree first), and the server runs in an empty
+    directory: ``python -m`` puts the working directory first on the
+    path, before PYTHONPATH."""
     previous = dict(os.environ)
     os.environ['PYTHONPATH'] = tree
     here = os.getcwd()
-    os.chdir(tempfile.mkdtemp(prefix='ocp-two-trees-'))
-    try:
-        process, url = local_server.start(
-            connection, workers=2, threads=4, seconds=300,
-            ready_path=scale.READY_PATH)
-    finally:
-        os.chdir(here)
-        os.environ.clear()
-        os.environ.update(previous)
+    with tempfile.TemporaryDirectory(prefix='ocp-two-trees-') as empty:
+        os.chdir(empty)
+        try:
+            process, url = local_server.start(
+                connection, workers=2, threads=4, seconds=300,
+                ready_path=scale.READY_PATH)
+        finally:
+            os.chdir(here)
+            os.environ.clear()
+            os.environ.update(previous)
     return process, http_client.Client(url)
 
 
@@ -82,27 +86,32 @@ def request_paths(client, cloud):
     return paths
 
 
-def workers_cpu(process):
-    return sum(scale.cpu_seconds(pid) for pid in scale.children(process.pid))
+def workers_cpu(workers):
+    return sum(scale.cpu_seconds(pid) for pid in workers)
 
 
 def compare(servers, path, params, samples, pause):
-    """[(median latency ms, CPU ms per request)] of each server."""
+    """[(median latency ms, CPU ms per request)] of each server. The
+    servers take turns, in alternating order; a server's CPU is read
+    over the whole series (the kernel counts it in ticks of 10 ms, too
+    coarse for one request), during which it serves only its own
+    requests."""
     for _, client in servers:
         for _ in range(20):
             client.get(path, params=params)
+    workers = [scale.children(process.pid) for process, _ in servers]
     latencies = [[] for _ in servers]
-    cpu = [0.0 for _ in servers]
-    for _ in range(samples):
-        for index, (process, client) in enumerate(servers):
+    before = [workers_cpu(pids) for pids in workers]
+    for sample in range(samples):
+        order = range(len(servers))
+        for index in (order if sample % 2 == 0 else reversed(order)):
             time.sleep(pause)
-            before = workers_cpu(process)
             with http_client.Timer() as timer:
-                client.get(path, params=params)
-            cpu[index] += workers_cpu(process) - before
+                servers[index][1].get(path, params=params)
             latencies[index].append(timer.seconds * 1000)
-    return [(statistics.median(times), spent * 1000 / samples)
-            for times, spent in zip(latencies, cpu)]
+    spent = [workers_cpu(pids) - cpu for pids, cpu in zip(workers, before)]
+    return [(statistics.median(times), cpu * 1000 / samples)
+            for times, cpu in zip(latencies, spent)]
 
 
 def main(argv=None):
