@@ -1,9 +1,12 @@
 """The embedded server as a process on a free loopback port, for the
 benchmarks that time client commands against it."""
 
+import contextlib
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -17,19 +20,32 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(connection, workers=1, seconds=60, threads=None, ready_path='/'):
+def start(connection, workers=1, seconds=60, threads=None, ready_path='/',
+          source_tree=None):
     """``(process, url)`` of a server on ``connection``, once
-    ``ready_path`` answers 200 (with the token noauth2 takes)."""
+    ``ready_path`` answers 200 (with the token noauth2 takes).
+
+    ``source_tree``: run the server of that checkout rather than the one
+    this Python imports. Its PYTHONPATH is that tree alone, and it runs
+    in an empty directory: ``python -m`` puts the working directory
+    first on the path, before PYTHONPATH."""
     port = free_port()
     command = [sys.executable, '-m', 'osc_placement.server', '--host',
                '127.0.0.1', '--port', str(port), '--database-connection',
                connection, '--workers', str(workers)]
     if threads:
         command += ['--threads', str(threads)]
-    popen = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    url = 'http://127.0.0.1:%d' % port
-    wait_until_ready(popen, url, ready_path, seconds)
+    with contextlib.ExitStack() as stack:
+        cwd = env = None
+        if source_tree is not None:
+            cwd = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix='ocp-tree-'))
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(source_tree))
+        popen = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        url = 'http://127.0.0.1:%d' % port
+        # The empty directory goes once the server has read its path.
+        wait_until_ready(popen, url, ready_path, seconds)
     return popen, url
 
 

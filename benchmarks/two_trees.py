@@ -20,7 +20,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 from benchmarks import candidates
@@ -54,25 +53,10 @@ def parse_args(argv):
 
 
 def start_server(tree, connection):
-    """(process, client) of the server of source tree ``tree``.
-
-    PYTHONPATH is that tree alone (one the caller set, such as ``.``,
-    would put the other tree first), and the server runs in an empty
-    directory: ``python -m`` puts the working directory first on the
-    path, before PYTHONPATH."""
-    previous = dict(os.environ)
-    os.environ['PYTHONPATH'] = tree
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix='ocp-two-trees-') as empty:
-        os.chdir(empty)
-        try:
-            process, url = local_server.start(
-                connection, workers=2, threads=4, seconds=300,
-                ready_path=scale.READY_PATH)
-        finally:
-            os.chdir(here)
-            os.environ.clear()
-            os.environ.update(previous)
+    """(process, client) of the server of source tree ``tree``."""
+    process, url = local_server.start(
+        connection, workers=2, threads=4, seconds=300,
+        ready_path=scale.READY_PATH, source_tree=tree)
     return process, http_client.Client(url)
 
 
