@@ -169,6 +169,54 @@ class TestRetryPause(testtools.TestCase):
         self.assertEqual([0, 1, 2], pauses)
 
 
+class TestRerunsAfterDuplicateKeys(testtools.TestCase):
+    """A write re-runs after a concurrent insert of a key it inserts
+    (its re-run's own checks then answer), up to _INTEGRITY_RETRIES times
+    in one call, however many times it re-ran for other reasons."""
+
+    def setUp(self):
+        super().setUp()
+        api_fixtures.database()
+        self.db = db_engine.Database(db_engine.create_engine(
+            api_fixtures._state['url']), write_retries=10)
+        self.addCleanup(self.db.engine.dispose)
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
+
+    def writer(self, failures):
+        """A write raising each of ``failures`` in turn, then answering
+        how many runs it took."""
+        runs = []
+
+        def write(conn):
+            runs.append(conn)
+            if len(runs) <= len(failures):
+                raise failures[len(runs) - 1]
+            return len(runs)
+        return write
+
+    @staticmethod
+    def duplicate_key():
+        return sa.exc.IntegrityError('INSERT INTO consumers', {},
+                                     Exception(1062, 'Duplicate entry'))
+
+    def test_duplicate_key_after_lost_generation_races(self):
+        # Seen on MariaDB: a claim lost two generation races, then found
+        # its consumer inserted by another claim, and answered 500.
+        write = self.writer([db_engine.Retry(), db_engine.Retry(),
+                             self.duplicate_key()])
+        self.assertEqual(4, self.db.run_write(write))
+
+    def test_duplicate_keys_are_bounded(self):
+        failures = [self.duplicate_key()
+                    for _ in range(db_engine._INTEGRITY_RETRIES + 1)]
+        self.assertRaises(sa.exc.IntegrityError, self.db.run_write,
+                          self.writer(failures))
+        self.assertEqual(
+            db_engine._INTEGRITY_RETRIES + 1,
+            self.db.run_write(self.writer(failures[:-1])))
+
+
 class TestExhaustedConflicts(testtools.TestCase):
     """An allocation write that still loses after its re-runs answers
     409 ``placement.concurrent_update``, whether its last run lost a
