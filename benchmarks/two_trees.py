@@ -47,6 +47,7 @@ def parse_args(argv):
     parser.add_argument('--samples', type=int, default=300)
     parser.add_argument('--requests', default=','.join(DEFAULT_REQUESTS),
                         help='comma-separated: GET /, a candidate shape '
+                             '(such as "plain, no limit") '
                              'of benchmarks.candidates, or a read of '
                              'benchmarks.provider_reads')
     return parser.parse_args(argv)
@@ -68,6 +69,22 @@ def request_paths(client, cloud):
     for name, path in provider_reads.reads(client, cloud)[0].items():
         paths[name] = (path, None)
     return paths
+
+
+def request_names(text, paths):
+    """The names of ``--requests`` (comma-separated), some of which hold
+    a comma themselves ("plain, no limit"); a name not in ``paths`` is
+    an error."""
+    names, pending = [], ''
+    for part in text.split(','):
+        pending = part if not pending else pending + ',' + part
+        if pending in paths:
+            names.append(pending)
+            pending = ''
+    if pending:
+        raise SystemExit('unknown request: %r (known: %s)' % (
+            pending.strip(), ', '.join(sorted(paths))))
+    return names
 
 
 def workers_cpu(workers):
@@ -112,7 +129,7 @@ def main(argv=None):
                   args.nodes, args.pause, args.samples))
         print('%-26s %9s %7s %9s %7s %8s' % (
             'request', 'this tree', 'CPU', 'baseline', 'CPU', 'ratio'))
-        for name in args.requests.split(','):
+        for name in request_names(args.requests, paths):
             path, params = paths[name]
             (mine, my_cpu), (theirs, their_cpu) = compare(
                 servers, path, params, args.samples, args.pause)

@@ -5,7 +5,6 @@ context -> fault wrapper -> microversion -> router -> handler.
 """
 
 import http
-import json
 import logging
 import re
 import uuid
@@ -239,7 +238,7 @@ class PlacementApp:
         if resp.body is None:
             payload = b''
         elif resp.content_type is None:
-            payload = json_bytes(resp.body)
+            payload = http_api.json_bytes(resp.body)
             headers.append(_JSON_HEADERS)
         else:
             payload = resp.body
@@ -249,16 +248,6 @@ class PlacementApp:
         if len(payload) < HOLD_BYTES:
             return [payload]
         return SentBody(payload, (resp.body, resp.held))
-
-
-def json_bytes(body):
-    """``body`` as JSON. orjson writes integers up to 64 bits; a larger
-    one (a capacity with an allocation_ratio near 3.4e38) is written
-    exactly by the standard library instead, as upstream writes it."""
-    try:
-        return orjson.dumps(body)
-    except TypeError:
-        return json.dumps(body, separators=(',', ':')).encode()
 
 
 def request_id_middleware(app):

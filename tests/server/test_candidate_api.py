@@ -22,6 +22,8 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server import http_api
+from osc_placement.server import microversion
 from osc_placement.server import errors
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
@@ -61,13 +63,18 @@ class _TwoHostsAndADisk(cloud_db.AppTestCase):
             return candidate_api.answer(request, conn, options)
 
 
+def sent(answer):
+    """An Answer's body as a client receives it: all or parts of it may
+    be JSON written ahead (orjson.Fragment)."""
+    return orjson.loads(http_api.json_bytes(answer.body))
+
+
 class TestAnswer(_TwoHostsAndADisk):
     """``answer`` itself."""
 
     def test_the_answer(self):
         answer = self.answer([('resources', 'VCPU:1,DISK_GB:10')])
-        # Parts of the body may be JSON written ahead (orjson.Fragment).
-        body = orjson.loads(app_mod.json_bytes(answer.body))
+        body = sent(answer)
         self.assertEqual(2, len(body['allocation_requests']))
         self.assertEqual(3, len(body['provider_summaries']))
         snaps, result = answer.held
@@ -76,11 +83,11 @@ class TestAnswer(_TwoHostsAndADisk):
 
     def test_the_limit_and_the_options_cap(self):
         pairs = [('resources', 'VCPU:1,DISK_GB:10')]
-        self.assertEqual(1, len(self.answer(
-            pairs + [('limit', '1')]).body['allocation_requests']))
-        self.assertEqual(1, len(self.answer(
+        self.assertEqual(1, len(sent(self.answer(
+            pairs + [('limit', '1')]))['allocation_requests']))
+        self.assertEqual(1, len(sent(self.answer(
             pairs, cs.SearchOptions(max_candidates=1)
-        ).body['allocation_requests']))
+        ))['allocation_requests']))
 
     def test_unknown_names_before_any_read_of_the_slice(self):
         readers = cloud_db.calls_of(self, candidate_fetch, 'SliceReader')
@@ -203,6 +210,44 @@ class TestTheHandlerIsAFewLines(testtools.TestCase):
             if name.split('.')[0] == 'sqlalchemy'
             or name.startswith('osc_placement.server.db')))
         self.assertIn('osc_placement.server.objects.candidate_api', imported)
+
+
+class TestParsedQueries(testtools.TestCase):
+    """The handler parses a query string once per microversion and hands
+    out the same CandidateRequest for it again."""
+
+    def setUp(self):
+        super().setUp()
+        self.patch(handler, '_PARSED', {})
+
+    @staticmethod
+    def request(query, version='1.39'):
+        req = http_api.Request.blank('/allocation_candidates?' + query)
+        req.version = microversion.parse('placement ' + version)
+        return req
+
+    def test_the_same_query_is_the_same_request(self):
+        first = handler.parsed(self.request('resources=VCPU:1&limit=5'))
+        self.assertIs(first, handler.parsed(
+            self.request('resources=VCPU:1&limit=5')))
+        self.assertEqual(5, first.limit)
+        self.assertIsNot(first, handler.parsed(
+            self.request('resources=VCPU:1&limit=5', '1.38')))
+        self.assertIsNot(first, handler.parsed(
+            self.request('resources=VCPU:1&limit=6')))
+
+    def test_a_bad_query_is_refused_every_time(self):
+        for _ in range(2):
+            self.assertRaises(errors.BadRequest, handler.parsed,
+                              self.request('resources=VCPU:x'))
+        self.assertEqual({}, handler._PARSED)
+
+    def test_emptied_when_full(self):
+        self.patch(handler, 'PARSED_MAX', 2)
+        for limit in range(3):
+            handler.parsed(self.request('resources=VCPU:1&limit=%d'
+                                        % (limit + 1)))
+        self.assertEqual(1, len(handler._PARSED))
 
 
 # Both ways of finding a window's anchors (candidate_fetch.FEW_TREES).

@@ -9,10 +9,13 @@ nothing. Runs on whichever database OSC_PLACEMENT_TEST_DB_URL names
 (SQLite by default).
 """
 
+import logging
 import uuid as uuidlib
 
+import fixtures as fixtures_lib
 import orjson
 import sqlalchemy as sa
+import testtools
 import webob
 
 from benchmarks import client as http_client
@@ -24,6 +27,7 @@ from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
+from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from tests.server import fixtures
 from tests.server import candidate_cloud as http
@@ -220,6 +224,107 @@ class TestKeptStructure(CloudTestCase):
         self.assertEqual(before, self.stamp())
         self.set_inventory('cn3', {'VCPU': 8})
         self.assertNotEqual(before, self.stamp())
+
+
+class TestRememberedAnswers(CloudTestCase):
+    """The same request under the same usage is answered as written the
+    last time, without a search (candidate_response.RememberedAnswers);
+    any usage change, through this worker or another, is searched
+    again."""
+
+    def setUp(self):
+        super().setUp()
+        self.searched = http.calls_of(self, candidate_search, 'search')
+
+    def test_answered_as_written(self):
+        first = self.answer()
+        self.assertEqual(first, self.answer())
+        self.assertEqual(1, len(self.searched))
+
+    def test_a_claim_is_searched_again(self):
+        self.answer()
+        self.claim('cn2', {'VCPU': 4})
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+        self.assertEqual(2, len(self.searched))
+
+    def test_a_claim_through_another_worker_is_searched_again(self):
+        other_engine = db_engine.create_engine(fixtures._state['url'])
+        self.addCleanup(other_engine.dispose)
+        other = app_mod.make_app(conf_mod.make_conf(
+            fixtures._state['url'], sync_on_startup=False),
+            db=db_engine.Database(other_engine))
+        self.answer()
+        self.ok(call(other, 'PUT', '/allocations/' + str(uuidlib.uuid4()), {
+            'allocations': {self.uuids['cn2']: {'resources': {'VCPU': 4}}},
+            'project_id': str(uuidlib.uuid4()),
+            'user_id': str(uuidlib.uuid4()),
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'}), 204)
+        self.assertEqual(['cn1'], self.hosts(self.answer()))
+
+    def test_a_large_answer_is_searched_again(self):
+        self.patch(candidate_response, 'REMEMBERED_ANSWER_MAX', 10)
+        first = self.answer()
+        self.assertEqual(first, self.answer())
+        self.assertEqual(2, len(self.searched))
+
+    def test_an_empty_answer_says_why_each_time(self):
+        logger = self.useFixture(fixtures_lib.FakeLogger(
+            name=candidate_api.__name__, level=logging.DEBUG))
+        for _ in range(2):
+            status, body = http.get_candidates(self.app, (1, 39),
+                                               [('resources', 'VCPU:9')])
+            self.assertEqual(200, status, body)
+            self.assertEqual([], body['allocation_requests'])
+        self.assertEqual(2, logger.output.count('No allocation candidates'))
+        self.assertEqual(1, len(self.searched))
+
+
+class TestRememberedAnswersBounds(testtools.TestCase):
+    """How many answers, and how many bytes, a kept structure holds."""
+
+    OPTIONS = candidate_search.SearchOptions()
+
+    def setUp(self):
+        super().setUp()
+        self.patch(candidate_response, 'REMEMBERED_ANSWERS', 2)
+        self.patch(candidate_response, 'REMEMBERED_BYTES', 10)
+        self.answers = candidate_response.RememberedAnswers()
+        self.usage = {}
+        self.requests = [object() for _ in range(3)]
+
+    def remember(self, index, written):
+        self.answers.remember(self.requests[index], self.OPTIONS,
+                              self.usage, written, None)
+
+    def recalled(self):
+        return [index for index, request in enumerate(self.requests)
+                if self.answers.recall(request, self.OPTIONS, self.usage)]
+
+    def test_the_least_recently_asked_goes_first(self):
+        self.remember(0, b'0')
+        self.remember(1, b'1')
+        self.answers.recall(self.requests[0], self.OPTIONS, self.usage)
+        self.remember(2, b'2')
+        self.assertEqual([0, 2], self.recalled())
+
+    def test_bytes(self):
+        self.remember(0, b'x' * 6)
+        self.remember(1, b'y' * 6)
+        self.assertEqual([1], self.recalled())
+
+    def test_only_for_the_usage_and_options_it_was_written_under(self):
+        self.remember(0, b'0')
+        self.assertIsNone(self.answers.recall(self.requests[0], self.OPTIONS,
+                                              dict(self.usage)))
+        self.assertIsNone(self.answers.recall(
+            self.requests[0], candidate_search.SearchOptions(
+                max_candidates=1), self.usage))
+
+    def test_never_a_random_order(self):
+        self.answers.remember(self.requests[0], candidate_search.SearchOptions(
+            randomize=True), self.usage, b'0', None)
+        self.assertEqual([], self.recalled())
 
 
 class TestUsageChangesAreSeen(CloudTestCase):

@@ -39,6 +39,21 @@ class TestWholeRun(testtools.TestCase):
             self.assertEqual([], conn.execute(query, mine).all())
 
 
+class TestRequestNames(testtools.TestCase):
+
+    PATHS = dict.fromkeys(['GET /', 'member_of', 'plain, no limit'])
+
+    def test_names_holding_a_comma(self):
+        self.assertEqual(
+            ['GET /', 'plain, no limit', 'member_of'],
+            two_trees.request_names('GET /,plain, no limit,member_of',
+                                    self.PATHS))
+
+    def test_an_unknown_name(self):
+        self.assertRaises(SystemExit, two_trees.request_names,
+                          'GET /,nope', self.PATHS)
+
+
 def load_tests(loader, standard_tests, pattern):
     """PostgreSQL only: the benchmark runs on PostgreSQL alone."""
     url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '') or 'sqlite://'

@@ -17,6 +17,9 @@ import dataclasses
 import logging
 import math
 
+import orjson
+
+from osc_placement.server import http_api
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
@@ -29,9 +32,12 @@ LOG = logging.getLogger(__name__)
 
 @dataclasses.dataclass
 class Answer:
-    """body:          the response body (plain dicts)
+    """body:          the response body: plain dicts, or JSON written
+                   already (orjson.Fragment) when answered from a kept
+                   structure
     held:          the snapshots and search results the body was built
                    from, for the caller to free once the body is sent
+                   (none for an answer remembered as written)
     last_modified: when the answer was read (naive UTC)"""
 
     body: dict
@@ -46,19 +52,38 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
 
     The request is answered from every tree when the worker keeps their
     structure or should read it whole (``every_tree``), else from windows
-    of trees (``search_windows``)."""
+    of trees (``search_windows``). From a kept structure, the answer is
+    written at once and remembered, and the same request under the same
+    usage is answered with it (candidate_response.RememberedAnswers)."""
     reader = _reader(conn, request)
     wanted = candidate_search.stop_after(request, options)
     snap = every_tree(reader, wanted)
+    remembered = (None if snap is None
+                  else snap.derived.get(candidate_search.KEPT_ANSWERS))
+    if remembered is not None:
+        found = remembered.recall(request, options, snap.inventories)
+        if found is not None:
+            if found.why_empty:
+                LOG.debug(found.why_empty)
+            return Answer(orjson.Fragment(found.written), [],
+                          tables.utcnow())
     if snap is not None:
         snaps = [snap]
         result = candidate_search.search(snap, request, options)
     else:
         snaps, result = search_windows(reader, request, options, wanted)
+    why = None
     if not result.candidates and LOG.isEnabledFor(logging.DEBUG):
-        LOG.debug(why_empty(snaps[-1], request))
+        why = why_empty(snaps[-1], request)
+        LOG.debug(why)
     body = candidate_response.allocation_candidates_body(result, request,
                                                          snaps[-1])
+    if remembered is not None:
+        # Written here rather than when sent, to be remembered.
+        written = http_api.json_bytes(body)
+        remembered.remember(request, options, snap.inventories, written,
+                            why)
+        body = orjson.Fragment(written)
     return Answer(body, [snaps, result], tables.utcnow())
 
 

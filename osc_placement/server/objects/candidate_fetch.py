@@ -41,6 +41,7 @@ from sqlalchemy.dialects import postgresql
 
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class
@@ -1056,6 +1057,8 @@ class _KeptStructure:
         snap.derived[candidate_search.KEPT_SUMMARIES] = {}
         snap.derived[candidate_search.KEPT_WALKS] = (
             candidate_search.RememberedWalks())
+        snap.derived[candidate_search.KEPT_ANSWERS] = (
+            candidate_response.RememberedAnswers())
         # A usage key's provider and class (_USAGE_KEY): two small dicts
         # rather than one entry per inventory (450,000 at 100,000 compute
         # nodes).

@@ -19,6 +19,9 @@ Summaries list only the requested classes before summary_all_classes
 microversion.RULES.
 """
 
+import collections
+import threading
+
 import orjson
 
 from osc_placement.server.objects import candidate_search
@@ -32,7 +35,7 @@ def allocation_candidates_body(result, request, snap):
     requests and summaries are JSON already written (orjson.Fragment),
     kept from earlier answers (see _request_fragments and
     _summaries_written), unless some value is beyond what orjson writes
-    (see app.json_bytes): then, as for other answers, plain dicts."""
+    (see http_api.json_bytes): then, as for other answers, plain dicts."""
     try:
         return _body(result, request, snap, fragments=True)
     except TypeError:
@@ -44,7 +47,7 @@ def _body(result, request, snap, fragments):
     # Fragments for the summaries of a kept structure's snapshot only, and
     # then for the allocation requests too: every part written ahead is
     # written by orjson here, so that a value it cannot write raises
-    # TypeError now, not when the body is encoded (app.json_bytes then
+    # TypeError now, not when the body is encoded (http_api.json_bytes then
     # falls back to the standard library, which cannot write fragments).
     fragments = (fragments
                  and candidate_search.KEPT_SUMMARIES in snap.derived
@@ -199,3 +202,75 @@ def _summariser(snap, shown, with_traits, with_tree):
             summary['root_provider_uuid'] = provider.root_uuid or uuid
         return summary
     return summarise
+
+
+# --------------------------------------------------------------------------
+# Answers remembered as written
+
+# The most answers a kept structure remembers, the most bytes they hold
+# together, and the largest one remembered (an unlimited answer at 1,000
+# compute nodes is 1 MB; at 10,000, 10 MB, which is written again).
+REMEMBERED_ANSWERS = 16
+REMEMBERED_BYTES = 16 * 1024 * 1024
+REMEMBERED_ANSWER_MAX = 4 * 1024 * 1024
+
+Remembered = collections.namedtuple('Remembered', 'written why_empty')
+
+
+class RememberedAnswers:
+    """The last answers of a kept structure's snapshots (Snapshot.derived,
+    KEPT_ANSWERS) as JSON, each with the usage it was answered under: the
+    snapshot's inventories dict, which candidate_fetch's _KeptStructure
+    replaces whenever a usage total read for a request differs, and keeps
+    otherwise. The same request answered under the same dict would find
+    the same candidates and write the same body, so it is sent again
+    without a search: a scheduler's request repeated with no claim
+    between, and an unlimited answer of a thousand hosts, which costs
+    more to assemble from the walks remembered than to read.
+
+    An answer is remembered for the request object itself, which the
+    handler's memo of parsed queries hands out again for the same query
+    (the entry holds it, so that no other request reuses its id), and
+    for the search options it was found with; never when they ask for a
+    random order."""
+
+    def __init__(self):
+        # id(request) -> (request, options, inventories, Remembered)
+        self._answers = collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def recall(self, request, options, inventories):
+        """The Remembered answer of ``request`` under ``inventories``, or
+        None."""
+        with self._lock:
+            entry = self._answers.get(id(request))
+            if entry is None:
+                return None
+            held_request, held_options, held_inventories, remembered = entry
+            if (held_request is not request or held_options != options
+                    or held_inventories is not inventories):
+                return None
+            self._answers.move_to_end(id(request))
+            return remembered
+
+    def remember(self, request, options, inventories, written, why_empty):
+        """Keep ``written`` (the body as JSON) as the answer of
+        ``request`` under ``inventories``, unless it is random or too
+        large."""
+        if options.randomize or len(written) > REMEMBERED_ANSWER_MAX:
+            return
+        with self._lock:
+            self._forget(id(request))
+            self._answers[id(request)] = (
+                request, options, inventories,
+                Remembered(written, why_empty))
+            self._bytes += len(written)
+            while (len(self._answers) > REMEMBERED_ANSWERS
+                   or self._bytes > REMEMBERED_BYTES):
+                self._forget(next(iter(self._answers)))
+
+    def _forget(self, key):
+        entry = self._answers.pop(key, None)
+        if entry is not None:
+            self._bytes -= len(entry[3].written)

@@ -140,8 +140,9 @@ class Snapshot:
                  that share them: those a worker answers from one kept
                  structure (candidate_fetch._KeptStructure), which also
                  keeps there, under KEPT_SUMMARIES, the summaries of its
-                 trees as written (candidate_response), and under
-                 KEPT_WALKS what the walks found (_AnchorMemo).
+                 trees as written (candidate_response), under KEPT_WALKS
+                 what the walks found (_AnchorMemo), and under
+                 KEPT_ANSWERS its last answers as written.
 
     Trees are whole: every provider of a tree in the snapshot is in it
     (provider summaries list whole trees). Missing keys mean "none".
@@ -209,10 +210,12 @@ class Snapshot:
 
 
 # The keys of Snapshot.derived under which the snapshots of a kept
-# structure keep their providers' summaries, and what the walks found
-# under each anchor (_AnchorMemo).
+# structure keep their providers' summaries, what the walks found under
+# each anchor (_AnchorMemo), and the last answers' bodies
+# (candidate_response.RememberedAnswers).
 KEPT_SUMMARIES = 'summaries'
 KEPT_WALKS = 'walks'
+KEPT_ANSWERS = 'answers'
 
 
 def group_pairs(rows):
