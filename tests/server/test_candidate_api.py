@@ -7,6 +7,7 @@ the read of every tree, the [placement] options reach the search, and
 what an answer was built from is held until it is sent."""
 
 import ast
+import collections
 import logging
 import inspect
 import itertools
@@ -22,9 +23,9 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server import errors
 from osc_placement.server import http_api
 from osc_placement.server import microversion
-from osc_placement.server import errors
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.handlers import allocation_candidate as handler
@@ -218,7 +219,7 @@ class TestParsedQueries(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.patch(handler, '_PARSED', {})
+        self.patch(handler, '_PARSED', collections.OrderedDict())
 
     @staticmethod
     def request(query, version='1.39'):
@@ -242,12 +243,18 @@ class TestParsedQueries(testtools.TestCase):
                               self.request('resources=VCPU:x'))
         self.assertEqual({}, handler._PARSED)
 
-    def test_emptied_when_full(self):
+    def test_the_least_recently_asked_goes_first(self):
         self.patch(handler, 'PARSED_MAX', 2)
-        for limit in range(3):
-            handler.parsed(self.request('resources=VCPU:1&limit=%d'
-                                        % (limit + 1)))
-        self.assertEqual(1, len(handler._PARSED))
+        first, second, third = [
+            self.request('resources=VCPU:1&limit=%d' % limit)
+            for limit in (1, 2, 3)]
+        kept = handler.parsed(first)
+        handler.parsed(second)
+        handler.parsed(first)
+        handler.parsed(third)
+        self.assertEqual([first.query_string, third.query_string],
+                         [query for query, _ in handler._PARSED])
+        self.assertIs(kept, handler.parsed(first))
 
 
 # Both ways of finding a window's anchors (candidate_fetch.FEW_TREES).

@@ -9,6 +9,7 @@ nothing. Runs on whichever database OSC_PLACEMENT_TEST_DB_URL names
 (SQLite by default).
 """
 
+import collections
 import logging
 import uuid as uuidlib
 
@@ -25,6 +26,7 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
@@ -234,6 +236,7 @@ class TestRememberedAnswers(CloudTestCase):
 
     def setUp(self):
         super().setUp()
+        self.patch(handler, '_PARSED', collections.OrderedDict())
         self.searched = http.calls_of(self, candidate_search, 'search')
 
     def test_answered_as_written(self):
@@ -262,8 +265,20 @@ class TestRememberedAnswers(CloudTestCase):
             'consumer_generation': None, 'consumer_type': 'INSTANCE'}), 204)
         self.assertEqual(['cn1'], self.hosts(self.answer()))
 
+    def test_names_are_checked_every_time(self):
+        """A trait deleted since is upstream's 400, not the answer
+        remembered when it existed."""
+        self.ok(call(self.app, 'PUT', '/traits/CUSTOM_GONE'), 201)
+        query = QUERY + [('required', 'CUSTOM_GONE')]
+        for _ in range(2):
+            status, body = http.get_candidates(self.app, (1, 39), query)
+            self.assertEqual(200, status, body)
+        self.ok(call(self.app, 'DELETE', '/traits/CUSTOM_GONE'), 204)
+        status, body = http.get_candidates(self.app, (1, 39), query)
+        self.assertEqual(400, status, body)
+
     def test_a_large_answer_is_searched_again(self):
-        self.patch(candidate_response, 'REMEMBERED_ANSWER_MAX', 10)
+        self.patch(candidate_response, 'REMEMBERED_CANDIDATES', 1)
         first = self.answer()
         self.assertEqual(first, self.answer())
         self.assertEqual(2, len(self.searched))
@@ -281,7 +296,8 @@ class TestRememberedAnswers(CloudTestCase):
 
 
 class TestRememberedAnswersBounds(testtools.TestCase):
-    """How many answers, and how many bytes, a kept structure holds."""
+    """What a kept structure's RememberedAnswers holds: answers of the
+    last usage only, as many and as many bytes as its bounds allow."""
 
     OPTIONS = candidate_search.SearchOptions()
 
@@ -293,9 +309,10 @@ class TestRememberedAnswersBounds(testtools.TestCase):
         self.usage = {}
         self.requests = [object() for _ in range(3)]
 
-    def remember(self, index, written):
+    def remember(self, index, written, usage=None):
         self.answers.remember(self.requests[index], self.OPTIONS,
-                              self.usage, written, None)
+                              self.usage if usage is None else usage,
+                              written, False)
 
     def recalled(self):
         return [index for index, request in enumerate(self.requests)
@@ -312,19 +329,37 @@ class TestRememberedAnswersBounds(testtools.TestCase):
         self.remember(0, b'x' * 6)
         self.remember(1, b'y' * 6)
         self.assertEqual([1], self.recalled())
+        self.remember(1, b'z' * 4)  # replaces its own 6 bytes
+        self.remember(0, b'x' * 6)
+        self.assertEqual([0, 1], self.recalled())
+        self.assertEqual(10, self.answers._bytes)
 
-    def test_only_for_the_usage_and_options_it_was_written_under(self):
+    def test_answers_under_other_usage_are_dropped(self):
         self.remember(0, b'0')
         self.assertIsNone(self.answers.recall(self.requests[0], self.OPTIONS,
                                               dict(self.usage)))
+        self.assertEqual([], self.recalled())
+        self.remember(1, b'1')
+        changed = {'changed': 1}
+        self.remember(2, b'22', usage=changed)
+        self.assertEqual(2, self.answers._bytes)  # 1 went at once
+        self.assertEqual((b'22', False), self.answers.recall(
+            self.requests[2], self.OPTIONS, changed))
+
+    def test_only_for_the_options_it_was_found_with(self):
+        self.remember(0, b'0')
         self.assertIsNone(self.answers.recall(
             self.requests[0], candidate_search.SearchOptions(
                 max_candidates=1), self.usage))
+        self.assertEqual([0], self.recalled())
 
-    def test_never_a_random_order(self):
-        self.answers.remember(self.requests[0], candidate_search.SearchOptions(
-            randomize=True), self.usage, b'0', None)
-        self.assertEqual([], self.recalled())
+    def test_never_a_random_order_nor_a_large_answer(self):
+        keeps = candidate_response.RememberedAnswers.worth_keeping
+        few = [None] * candidate_response.REMEMBERED_CANDIDATES
+        self.assertTrue(keeps(self.OPTIONS, few))
+        self.assertFalse(keeps(candidate_search.SearchOptions(
+            randomize=True), few))
+        self.assertFalse(keeps(self.OPTIONS, few + [None]))
 
 
 class TestUsageChangesAreSeen(CloudTestCase):

@@ -1,5 +1,8 @@
 """GET /allocation_candidates (1.10)."""
 
+import collections
+import threading
+
 from osc_placement.server import http_api
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_search
@@ -19,11 +22,13 @@ def list_candidates(req):
     return http_api.cached(req, resp, answer.last_modified)
 
 
-# (query string, microversion) -> the CandidateRequest parsed from them.
-# A scheduler sends a few queries again and again; handing out the same
-# object for each also lets a kept structure recognise a request it
-# answered (candidate_response.RememberedAnswers). Emptied when full.
-_PARSED = {}
+# (query string, microversion) -> the CandidateRequest parsed from them,
+# the least recently asked first. A scheduler sends a few queries again
+# and again; handing out the same object for each also lets a kept
+# structure recognise a request it answered
+# (candidate_response.RememberedAnswers).
+_PARSED = collections.OrderedDict()
+_PARSED_LOCK = threading.Lock()
 PARSED_MAX = 1000
 
 
@@ -32,12 +37,17 @@ def parsed(req):
     wrong), once per query string and microversion. Checking and parsing
     are pure: a bad query costs no database round trip."""
     key = (req.environ.get('QUERY_STRING', ''), req.version)
-    request = _PARSED.get(key)
-    if request is None:
-        pairs = list(req.GET.items())
-        schema.check_query(pairs, req.version)
-        request = request_groups.parse_candidate_request(pairs, req.version)
-        if len(_PARSED) >= PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[key] = request
+    with _PARSED_LOCK:
+        request = _PARSED.get(key)
+        if request is not None:
+            _PARSED.move_to_end(key)
+            return request
+    pairs = list(req.GET.items())
+    schema.check_query(pairs, req.version)
+    request = request_groups.parse_candidate_request(pairs, req.version)
+    with _PARSED_LOCK:
+        # A thread that parsed the same query meanwhile: one object.
+        request = _PARSED.setdefault(key, request)
+        if len(_PARSED) > PARSED_MAX:
+            _PARSED.popitem(last=False)
     return request

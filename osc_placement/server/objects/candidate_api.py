@@ -40,7 +40,7 @@ class Answer:
                    (none for an answer remembered as written)
     last_modified: when the answer was read (naive UTC)"""
 
-    body: dict
+    body: object
     held: list
     last_modified: object
 
@@ -63,26 +63,25 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
     if remembered is not None:
         found = remembered.recall(request, options, snap.inventories)
         if found is not None:
-            if found.why_empty:
-                LOG.debug(found.why_empty)
-            return Answer(orjson.Fragment(found.written), [],
-                          tables.utcnow())
+            written, empty = found
+            if empty and LOG.isEnabledFor(logging.DEBUG):
+                LOG.debug(why_empty(snap, request))
+            return Answer(orjson.Fragment(written), [], tables.utcnow())
     if snap is not None:
         snaps = [snap]
         result = candidate_search.search(snap, request, options)
     else:
         snaps, result = search_windows(reader, request, options, wanted)
-    why = None
     if not result.candidates and LOG.isEnabledFor(logging.DEBUG):
-        why = why_empty(snaps[-1], request)
-        LOG.debug(why)
+        LOG.debug(why_empty(snaps[-1], request))
     body = candidate_response.allocation_candidates_body(result, request,
                                                          snaps[-1])
-    if remembered is not None:
-        # Written here rather than when sent, to be remembered.
+    if remembered is not None and remembered.worth_keeping(
+            options, result.candidates):
+        # Written now, to be remembered, rather than when sent.
         written = http_api.json_bytes(body)
         remembered.remember(request, options, snap.inventories, written,
-                            why)
+                            not result.candidates)
         body = orjson.Fragment(written)
     return Answer(body, [snaps, result], tables.utcnow())
 

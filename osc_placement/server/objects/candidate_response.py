@@ -208,13 +208,12 @@ def _summariser(snap, shown, with_traits, with_tree):
 # Answers remembered as written
 
 # The most answers a kept structure remembers, the most bytes they hold
-# together, and the largest one remembered (an unlimited answer at 1,000
-# compute nodes is 1 MB; at 10,000, 10 MB, which is written again).
+# together, and the most candidates of one answer remembered (an
+# unlimited answer at 1,000 compute nodes has 2,600, 1 MB; at 10,000
+# it has 26,000, 10 MB, and is written again each time).
 REMEMBERED_ANSWERS = 16
 REMEMBERED_BYTES = 16 * 1024 * 1024
-REMEMBERED_ANSWER_MAX = 4 * 1024 * 1024
-
-Remembered = collections.namedtuple('Remembered', 'written why_empty')
+REMEMBERED_CANDIDATES = 5000
 
 
 class RememberedAnswers:
@@ -232,39 +231,53 @@ class RememberedAnswers:
     handler's memo of parsed queries hands out again for the same query
     (the entry holds it, so that no other request reuses its id), and
     for the search options it was found with; never when they ask for a
-    random order."""
+    random order. Answers under other usage than the last remembered
+    are dropped: they would hold an old inventories dict each (5 MB at
+    100,000 compute nodes) for an answer no later request gets."""
 
     def __init__(self):
-        # id(request) -> (request, options, inventories, Remembered)
+        # id(request) -> (request, options, inventories, written, empty)
         self._answers = collections.OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def recall(self, request, options, inventories):
-        """The Remembered answer of ``request`` under ``inventories``, or
-        None."""
-        with self._lock:
-            entry = self._answers.get(id(request))
-            if entry is None:
-                return None
-            held_request, held_options, held_inventories, remembered = entry
-            if (held_request is not request or held_options != options
-                    or held_inventories is not inventories):
-                return None
-            self._answers.move_to_end(id(request))
-            return remembered
+    @staticmethod
+    def worth_keeping(options, candidates):
+        """Whether an answer of ``candidates`` found with ``options``
+        would be remembered (then it is written at once)."""
+        return (not options.randomize
+                and len(candidates) <= REMEMBERED_CANDIDATES)
 
-    def remember(self, request, options, inventories, written, why_empty):
+    def recall(self, request, options, inventories):
+        """(the body as JSON, whether it is empty) of ``request`` under
+        ``inventories``, or None."""
+        key = id(request)
+        with self._lock:
+            entry = self._answers.get(key)
+            if entry is None or entry[0] is not request:
+                return None
+            _, held_options, held_inventories, written, empty = entry
+            if held_inventories is not inventories:
+                self._forget(key)
+                return None
+            if held_options != options:
+                return None
+            self._answers.move_to_end(key)
+            return written, empty
+
+    def remember(self, request, options, inventories, written, empty):
         """Keep ``written`` (the body as JSON) as the answer of
-        ``request`` under ``inventories``, unless it is random or too
-        large."""
-        if options.randomize or len(written) > REMEMBERED_ANSWER_MAX:
+        ``request`` under ``inventories`` (the caller asked
+        worth_keeping)."""
+        if len(written) > REMEMBERED_BYTES:
             return
         with self._lock:
+            for key, entry in list(self._answers.items()):
+                if entry[2] is not inventories:
+                    self._forget(key)
             self._forget(id(request))
-            self._answers[id(request)] = (
-                request, options, inventories,
-                Remembered(written, why_empty))
+            self._answers[id(request)] = (request, options, inventories,
+                                          written, empty)
             self._bytes += len(written)
             while (len(self._answers) > REMEMBERED_ANSWERS
                    or self._bytes > REMEMBERED_BYTES):
@@ -273,4 +286,4 @@ class RememberedAnswers:
     def _forget(self, key):
         entry = self._answers.pop(key, None)
         if entry is not None:
-            self._bytes -= len(entry[3].written)
+            self._bytes -= len(entry[3])
