@@ -78,8 +78,8 @@ def request_names(text, paths):
     names, pending = [], ''
     for part in text.split(','):
         pending = part if not pending else pending + ',' + part
-        if pending in paths:
-            names.append(pending)
+        if pending.strip() in paths:
+            names.append(pending.strip())
             pending = ''
     if pending:
         raise SystemExit('unknown request: %r (known: %s)' % (

@@ -9,6 +9,7 @@ test_candidate_api.py, test_candidate_fetch.py and
 test_resource_provider_filters.py.
 """
 
+import collections
 import urllib.parse
 
 import hypothesis
@@ -21,6 +22,7 @@ import webob
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
+from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs
@@ -209,6 +211,9 @@ class AppTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
+        # Each test parses its queries afresh: the handler's memo hands
+        # out request objects that remembered answers are kept for.
+        self.patch(handler, '_PARSED', collections.OrderedDict())
         self.db = fixtures.database()
         conf = conf_mod.make_conf(fixtures._state['url'],
                                   sync_on_startup=False)

@@ -9,7 +9,6 @@ nothing. Runs on whichever database OSC_PLACEMENT_TEST_DB_URL names
 (SQLite by default).
 """
 
-import collections
 import logging
 import uuid as uuidlib
 
@@ -26,7 +25,6 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
-from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
@@ -174,6 +172,8 @@ class TestKeptStructure(CloudTestCase):
         """What a request's walk found under each anchor is remembered
         with the structure, and walked again only for an anchor one of
         whose providers' usage changed (candidate_search._AnchorMemo)."""
+        # Answers not remembered whole, so that each request searches.
+        self.patch(candidate_response, 'REMEMBERED_CANDIDATES', -1)
         walked = http.calls_of(self, candidate_search._SpreadSearch,
                                'providers_at')
         first = self.answer()
@@ -236,7 +236,6 @@ class TestRememberedAnswers(CloudTestCase):
 
     def setUp(self):
         super().setUp()
-        self.patch(handler, '_PARSED', collections.OrderedDict())
         self.searched = http.calls_of(self, candidate_search, 'search')
 
     def test_answered_as_written(self):
@@ -267,7 +266,9 @@ class TestRememberedAnswers(CloudTestCase):
 
     def test_names_are_checked_every_time(self):
         """A trait deleted since is upstream's 400, not the answer
-        remembered when it existed."""
+        remembered when it existed (the deletion also changes the
+        structure stamp; the names are checked before either is
+        read)."""
         self.ok(call(self.app, 'PUT', '/traits/CUSTOM_GONE'), 201)
         query = QUERY + [('required', 'CUSTOM_GONE')]
         for _ in range(2):

@@ -46,7 +46,7 @@ class TestRequestNames(testtools.TestCase):
     def test_names_holding_a_comma(self):
         self.assertEqual(
             ['GET /', 'plain, no limit', 'member_of'],
-            two_trees.request_names('GET /,plain, no limit,member_of',
+            two_trees.request_names('GET /,plain, no limit, member_of',
                                     self.PATHS))
 
     def test_an_unknown_name(self):
