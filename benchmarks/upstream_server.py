@@ -42,15 +42,19 @@ def our_url(db_url):
     return with_driver(db_url, OUR_DRIVERS)
 
 
-def write_conf(state, connection):
-    """placement.conf in the directory ``state``: noauth2 and the
-    database ``connection`` (an SQLAlchemy URL with the driver of the
-    side that reads it, upstream_url or our_url); its path."""
+def write_conf(state, connection, placement=None):
+    """placement.conf in the directory ``state``: noauth2, the database
+    ``connection`` (an SQLAlchemy URL with the driver of the side that
+    reads it, upstream_url or our_url) and the ``[placement]`` options
+    ``placement`` ({name: value}); its path."""
     path = os.path.join(state, 'placement.conf')
     with open(path, 'w') as f:
         f.write('[DEFAULT]\ndebug = False\n\n'
                 '[api]\nauth_strategy = noauth2\n\n'
                 '[placement_database]\nconnection = %s\n' % connection)
+        if placement:
+            f.write('\n[placement]\n' + ''.join(
+                '%s = %s\n' % item for item in sorted(placement.items())))
     return path
 
 

@@ -175,9 +175,8 @@ class TestRollingUpgrade(upstream.BothSidesTestCase):
         # As an upgrade starts: upstream's database, taken over by ours.
         self.upstream.db_sync()
         self.ours.db_sync()
-        with open(self.upstream.conf_path, 'a') as conf:
-            conf.write('\n[placement]\nallocation_conflict_retry_count = '
-                       '%d\n' % UPSTREAM_RETRIES)
+        self.upstream.set_placement_options(
+            allocation_conflict_retry_count=UPSTREAM_RETRIES)
 
     def _small_providers(self, client, count, vcpu):
         providers = []

@@ -63,6 +63,11 @@ class _Service:
         self.state = tempfile.mkdtemp(prefix='ocp-compat-%s-' % self.name)
         self.conf_path = upstream_server.write_conf(self.state, self.db_url)
 
+    def set_placement_options(self, **options):
+        """placement.conf written again with these ``[placement]``
+        options, for the API processes started after."""
+        upstream_server.write_conf(self.state, self.db_url, options)
+
     def driver_url(self, db_url):
         raise NotImplementedError
 

@@ -169,6 +169,18 @@ class TestRetryPause(testtools.TestCase):
         self.assertEqual([0, 1, 2], pauses)
 
 
+def database_without_pauses(test, write_retries):
+    """A Database of its own on the test database, re-running a write up
+    to ``write_retries`` times with no pause before each re-run."""
+    api_fixtures.database()
+    db = db_engine.Database(db_engine.create_engine(
+        api_fixtures._state['url']), write_retries=write_retries)
+    test.addCleanup(db.engine.dispose)
+    test.useFixture(fixtures.MonkeyPatch(
+        'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
+    return db
+
+
 class TestRerunsAfterDuplicateKeys(testtools.TestCase):
     """A write re-runs after a concurrent insert of a key it inserts
     (its re-run's own checks then answer), up to _INTEGRITY_RETRIES times
@@ -176,12 +188,7 @@ class TestRerunsAfterDuplicateKeys(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        api_fixtures.database()
-        self.db = db_engine.Database(db_engine.create_engine(
-            api_fixtures._state['url']), write_retries=10)
-        self.addCleanup(self.db.engine.dispose)
-        self.useFixture(fixtures.MonkeyPatch(
-            'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
+        self.db = database_without_pauses(self, write_retries=10)
 
     def writer(self, failures):
         """A write raising each of ``failures`` in turn, then answering
@@ -224,12 +231,7 @@ class TestExhaustedConflicts(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        api_fixtures.database()
-        self.db = db_engine.Database(db_engine.create_engine(
-            api_fixtures._state['url']), write_retries=1)
-        self.addCleanup(self.db.engine.dispose)
-        self.useFixture(fixtures.MonkeyPatch(
-            'osc_placement.server.db.engine.retry_pause', lambda attempt: 0))
+        self.db = database_without_pauses(self, write_retries=1)
 
     def check(self, fn):
         exc = self.assertRaises(errors.Conflict, allocation.write_or_409,
