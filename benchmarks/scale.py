@@ -15,6 +15,15 @@ costs, allocation writes, each worker's and PostgreSQL's memory and a
 worker's first answer after start. It prints one table -- figure,
 reference, N, ratio, issue 18's target for that size, pass or FAIL --
 and drops its databases unless ``--keep``.
+
+    python -m benchmarks.scale --nodes 1000 --baseline /tmp/before
+
+compares this tree with another checkout (``git worktree add /tmp/before
+<commit>``) instead: two clouds of ``--nodes`` nodes, the baseline's
+written by its own loader into the schema of its own ``db sync`` and
+served by its own server, the targets "no figure worse than the
+baseline's". That is issue 18's "no figure worse than today's" at 1,000
+nodes measured in one run, on one machine.
 """
 
 import argparse
@@ -30,6 +39,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -112,10 +122,12 @@ def backend_pids(admin, name):
 # -- one side of the comparison: a database, its cloud, its server --------
 
 class Side:
-    """A database of ``nodes`` compute nodes and the server on it."""
+    """A database of ``nodes`` compute nodes and the server on it: this
+    tree's, or that of the checkout ``source_tree``."""
 
-    def __init__(self, label, nodes, database_url, admin):
+    def __init__(self, label, nodes, database_url, admin, source_tree=None):
         self.label, self.nodes, self.admin = label, nodes, admin
+        self.source_tree = source_tree
         self.server_url = database_url
         self.database = 'scale_%s_%d_%d' % (label, nodes, os.getpid())
         self.connection = sa.engine.make_url(database_url).set(
@@ -125,11 +137,41 @@ class Side:
 
     def load(self, seed):
         databases.create(self.server_url, None, name=self.database)
+        if self.source_tree:
+            return self.load_with_own_loader(seed)
         self.cloud, stopwatch = sql_cloud.load(self.connection, self.nodes,
                                                seed)
         for line in sql_cloud.summary(self.cloud, stopwatch):
             say('[%s] %s' % (self.label, line))
         return stopwatch.seconds
+
+    def load_with_own_loader(self, seed):
+        """Another tree's cloud, by that tree's ``benchmarks.sql_cloud``
+        command: its schema may not be this tree's. VACUUM ANALYZE
+        after, as this tree's loader ends (an older one only ANALYZEd)."""
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix='scale-state-') as scratch:
+            state = os.path.join(scratch, 'cloud.json')
+            output = subprocess.run(
+                [sys.executable, '-m', 'benchmarks.sql_cloud',
+                 '--database-connection', self.connection,
+                 '--nodes', str(self.nodes), '--seed', str(seed),
+                 '--state', state],
+                cwd=self.source_tree, check=True, capture_output=True,
+                text=True, env=dict(os.environ,
+                                    PYTHONPATH=os.path.abspath(
+                                        self.source_tree))).stdout
+            self.cloud = candidates.load_cloud(state)
+        engine = sa.create_engine(self.connection,
+                                  isolation_level='AUTOCOMMIT')
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql('VACUUM ANALYZE')
+        finally:
+            engine.dispose()
+        for line in output.splitlines():
+            say('[%s] %s' % (self.label, line))
+        return round(time.monotonic() - started, 1)
 
     def start(self, workers, threads):
         """Start the server; its first answer is the time from starting
@@ -137,7 +179,7 @@ class Side:
         started = time.monotonic()
         self.process, url = local_server.start(
             self.connection, workers=workers, threads=threads,
-            seconds=900, ready_path=READY_PATH)
+            seconds=900, ready_path=READY_PATH, source_tree=self.source_tree)
         self.first_answer = time.monotonic() - started
         self.client = http_client.Client(url)
 
@@ -491,6 +533,16 @@ TARGETS = {
 }
 
 
+# With --baseline, issue 18's 1,000-node rows against another tree in the
+# same run: no figure worse than the baseline's, and the same answers.
+HIGHER_IS_BETTER = ('scheduler loop, claims/s', 'allocation writes/s')
+BASELINE_TARGETS = dict(
+    {name: ratio_at_least(1) if name in HIGHER_IS_BETTER
+     else ratio_at_most(1) for name in TARGETS[1000]},
+    **{'candidates found per shape': Target(
+        'as the baseline', lambda ref, n, rows: ref == n and min(ref) > 0)})
+
+
 def target_size(nodes, reference_nodes):
     """Which of the issue's sizes states the targets for ``nodes``."""
     if nodes >= 100000:
@@ -605,10 +657,12 @@ def ratio(ref, n):
     return '%.2fx' % (n / ref)
 
 
-def render(rows, targets, nodes, reference_nodes):
-    """The table as lines, and whether every target was met."""
-    header = ('figure', '%s nodes' % format(reference_nodes, ','),
-              '%s nodes' % format(nodes, ','), 'ratio', 'target', '')
+def render(rows, targets, nodes, reference_nodes, headings=None):
+    """The table as lines, and whether every target was met; the value
+    columns are headed by their sizes, or by ``headings``."""
+    header = ('figure',) + (headings or (
+        '%s nodes' % format(reference_nodes, ','),
+        '%s nodes' % format(nodes, ','))) + ('ratio', 'target', '')
     lines, passed = [], True
     body = []
     for name, (ref, n) in rows.items():
@@ -660,7 +714,17 @@ def parse_args(argv):
     parser.add_argument('--warm-seconds', type=float,
                         help='scheduler requests before measuring '
                              '(default 3 s per 10,000 nodes, at least 2)')
-    return parser.parse_args(argv)
+    parser.add_argument('--baseline', metavar='TREE',
+                        help='a checkout of another commit: measure its '
+                             'server against this tree\'s, both on '
+                             '--nodes nodes (--reference-nodes ignored), '
+                             'each cloud written by its own tree\'s '
+                             'loader')
+    args = parser.parse_args(argv)
+    if args.baseline and args.upstream_venv:
+        parser.error('--baseline and --upstream-venv: one comparison '
+                     'per run')
+    return args
 
 
 def run(args, sides, upstreams):
@@ -736,8 +800,14 @@ def main(argv=None):
     stop_on_sigterm()
     admin = databases.admin_engine(args.database_url)
     # The reference first: the table's columns read reference, then N.
-    sides = [Side('ref', args.reference_nodes, args.database_url, admin),
-             Side('n', args.nodes, args.database_url, admin)]
+    if args.baseline:
+        args.reference_nodes = args.nodes
+        sides = [Side('base', args.nodes, args.database_url, admin,
+                      source_tree=args.baseline),
+                 Side('n', args.nodes, args.database_url, admin)]
+    else:
+        sides = [Side('ref', args.reference_nodes, args.database_url, admin),
+                 Side('n', args.nodes, args.database_url, admin)]
     upstreams = upstream_sides(args, sides)
     everyone = sides + upstreams
     try:
@@ -751,9 +821,16 @@ def main(argv=None):
                     databases.drop(side.connection)
         admin.dispose()
     size = target_size(args.nodes, args.reference_nodes)
-    lines, passed = render(table_rows(figures), TARGETS[size], args.nodes,
-                           args.reference_nodes)
-    say('targets: issue 18\'s for %s nodes' % format(size, ','))
+    if args.baseline:
+        lines, passed = render(
+            table_rows(figures), BASELINE_TARGETS, args.nodes, args.nodes,
+            headings=('baseline', 'this tree'))
+        say('targets: no figure worse than the baseline\'s (%s), %s nodes'
+            % (args.baseline, format(args.nodes, ',')))
+    else:
+        lines, passed = render(table_rows(figures), TARGETS[size],
+                               args.nodes, args.reference_nodes)
+        say('targets: issue 18\'s for %s nodes' % format(size, ','))
     for line in lines:
         say(line)
     if figures['upstream']:
@@ -768,7 +845,7 @@ def main(argv=None):
         say('kept databases: %s' % ', '.join(s.database for s in everyone))
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump(dict(figures, nodes=args.nodes,
+            json.dump(dict(figures, nodes=args.nodes, baseline=args.baseline,
                            reference_nodes=args.reference_nodes,
                            target_size=size, passed=passed), f, indent=2)
     # A benchmark: the table says what was met; the exit status says

@@ -14,6 +14,9 @@ import testtools
 from benchmarks import databases
 from benchmarks import scale
 
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
 
 def rows(limit10=(5.0, 5.0), limit1000=(8.0, 60.0), no_limit=(15.0, 90.0)):
     return {'plain limit=10 ms': limit10, 'plain limit=1000 ms': limit1000,
@@ -52,6 +55,57 @@ class TestTargets(testtools.TestCase):
         self.assertEqual(10000, scale.target_size(10000, 1000))
         self.assertEqual(10000, scale.target_size(5000, 1000))
         self.assertEqual(100000, scale.target_size(100000, 1000))
+
+
+def baseline_marks(table_rows):
+    lines, passed = scale.render(table_rows, scale.BASELINE_TARGETS, 1000,
+                                 1000, headings=('baseline', 'this tree'))
+    return {line.split('|')[1].strip(): line.split('|')[-2].strip()
+            for line in lines[2:]}, passed
+
+
+class TestBaselineTargets(testtools.TestCase):
+    """--baseline: no figure worse than the other tree's, in either
+    direction, and the same number of candidates per shape."""
+
+    def test_equal_figures_pass(self):
+        found, passed = baseline_marks(dict(
+            rows(limit10=(5.0, 5.0), limit1000=(8.0, 8.0),
+                 no_limit=(15.0, 15.0)),
+            **{'scheduler loop, claims/s': (150.0, 150.0),
+               'candidates found per shape': ([10, 52], [10, 52])}))
+        self.assertTrue(passed)
+        self.assertEqual('pass', found['scheduler loop, claims/s'])
+
+    def test_slower_request_fails(self):
+        found, passed = baseline_marks(rows(limit10=(5.0, 5.1)))
+        self.assertEqual('FAIL', found['plain limit=10 ms'])
+        self.assertFalse(passed)
+
+    def test_fewer_claims_fail(self):
+        found, passed = baseline_marks(
+            {'scheduler loop, claims/s': (150.0, 149.0)})
+        self.assertEqual('FAIL', found['scheduler loop, claims/s'])
+        self.assertFalse(passed)
+
+    def test_other_answers_fail(self):
+        found, passed = baseline_marks(
+            {'candidates found per shape': ([10, 52], [10, 51])})
+        self.assertEqual('FAIL', found['candidates found per shape'])
+        self.assertFalse(passed)
+
+    def test_columns_are_named_by_tree(self):
+        lines, _ = scale.render(rows(), scale.BASELINE_TARGETS, 1000, 1000,
+                                headings=('baseline', 'this tree'))
+        self.assertEqual(['figure', 'baseline', 'this tree', 'ratio',
+                          'target', ''],
+                         [cell.strip() for cell in lines[0].split('|')[1:-1]])
+
+    def test_baseline_with_upstream_refused(self):
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
+        self.assertRaises(SystemExit, scale.parse_args, [
+            '--nodes', '1000', '--baseline', '/tmp/x',
+            '--upstream-venv', '/tmp/v'])
 
 
 def upstream_figures(nodes, ours_ms, theirs_ms, loop=False):
@@ -143,6 +197,23 @@ class TestWholeRun(testtools.TestCase):
                 "SELECT datname FROM pg_database WHERE datname LIKE :name"),
                 {'name': 'scale_%%_%d' % os.getpid()}).all()
         self.assertEqual([], left)
+
+    def test_against_a_baseline_tree(self):
+        """This very checkout as the baseline: its loader runs as a
+        command and its server from the tree, and both answer alike."""
+        output = io.StringIO()
+        with fixtures.MonkeyPatch('sys.stdout', output):
+            self.assertEqual(0, scale.main([
+                '--nodes', '20', '--baseline', TOP,
+                '--database-url', self.server, '--samples', '1',
+                '--read-samples', '1', '--loop-seconds', '0.5',
+                '--loop-rounds', '1', '--write-seconds', '0.5']))
+        text = output.getvalue()
+        self.assertIn('[base] bulk SQL loader', text)
+        answers = [line for line in text.splitlines()
+                   if line.startswith('| candidates found per shape')]
+        self.assertEqual(1, len(answers))
+        self.assertEqual('pass', answers[0].split('|')[-2].strip())
 
 
 def _on_postgresql():
