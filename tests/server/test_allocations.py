@@ -12,6 +12,7 @@ import webob
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import tables
 from osc_placement.server.objects import allocation as alloc_obj
 from tests.server import fixtures as api_fixtures
 
@@ -188,6 +189,48 @@ class TestStatementBudget(AllocationTestCase):
                               % rps[0])
         self.assertEqual({'VCPU': 3}, usages['usages'])
         self.assertEqual(3, usages['resource_provider_generation'])
+
+
+class TestConsumerRead(AllocationTestCase):
+    """GET /allocations/{c} reads the allocations and the consumer by one
+    statement: on PostgreSQL each statement sees its own state, and read
+    apart a writer committing in between gave allocations without their
+    consumer's generation (benchmarks/replicated_writes.py saw it)."""
+
+    def test_allocations_and_consumer_are_one_statement(self):
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        consumer = str(uuidlib.uuid4())
+        self.assertEqual(204, self.claim({rp: {'VCPU': 2}}, consumer)[0])
+        with api_fixtures.recorded_statements(self.db.engine) as statements:
+            status, body = self.call('GET', '/allocations/%s' % consumer)
+        self.assertEqual(200, status)
+        self.assertEqual(
+            1, len([s for s in statements if s.lstrip().startswith(
+                'SELECT')]), statements)
+        self.assertEqual({rp: {'generation': 2, 'resources': {'VCPU': 2}}},
+                         body['allocations'])
+        self.assertEqual(('p', 'u', 1, 'INSTANCE'), (
+            body['project_id'], body['user_id'], body['consumer_generation'],
+            body['consumer_type']))
+
+    def test_allocations_without_their_consumer_row(self):
+        """Allocations whose consumer row is gone (another writer's, or
+        data from before consumers were recorded) are shown without the
+        consumer's fields, as before."""
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        consumer = str(uuidlib.uuid4())
+        self.assertEqual(204, self.claim({rp: {'VCPU': 2}}, consumer)[0])
+        with self.db.write() as conn:
+            conn.execute(tables.consumers.delete().where(
+                tables.consumers.c.uuid == consumer))
+        status, body = self.call('GET', '/allocations/%s' % consumer)
+        self.assertEqual(200, status)
+        self.assertEqual({'allocations': {rp: {
+            'generation': 2, 'resources': {'VCPU': 2}}}}, body)
+
+    def test_no_allocations(self):
+        status, body = self.call('GET', '/allocations/%s' % uuidlib.uuid4())
+        self.assertEqual((200, {'allocations': {}}), (status, body))
 
 
 class TestOverCapacityWarning(AllocationTestCase):

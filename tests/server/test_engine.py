@@ -114,28 +114,6 @@ class TestFailedWriteKeepsPreparedStatements(testtools.TestCase):
             self.assertTrue(prepared)
 
 
-class TestSnapshotRead(testtools.TestCase):
-    """``read(snapshot=True)`` answers every statement from one state,
-    even on PostgreSQL, whose plain reads give each statement its own:
-    GET /allocations/{c} reads allocations and then the consumer, and a
-    writer committing in between once gave allocations without their
-    consumer's generation (benchmarks/replicated_writes.py saw it)."""
-
-    def test_commit_between_statements_is_not_seen(self):
-        db = api_fixtures.database()
-        api_fixtures.reset_database(db)
-        count = sa.select(sa.func.count()).select_from(tables.traits)
-        with db.read(snapshot=True) as conn:
-            before = conn.execute(count).scalar()
-            with db.write() as other:
-                other.execute(tables.traits.insert().values(
-                    name='CUSTOM_COMMITTED_MEANWHILE',
-                    created_at=tables.utcnow()))
-            self.assertEqual(before, conn.execute(count).scalar())
-        with db.read() as conn:
-            self.assertEqual(before + 1, conn.execute(count).scalar())
-
-
 class TestRetryPause(testtools.TestCase):
     """A write that runs again waits first, a random time under a bound
     that doubles with each attempt, so that writers that collided do not

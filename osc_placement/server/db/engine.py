@@ -259,19 +259,15 @@ class Database:
         self._reads_need_transaction = engine.dialect.name != 'postgresql'
 
     @contextlib.contextmanager
-    def read(self, snapshot=False):
-        """A connection for reads. ``snapshot``: every statement sees the
-        same committed state, for a read of several statements whose
-        answer must be one state (allocations and the generation a
-        client writes them back with); on PostgreSQL that takes a
-        REPEATABLE READ transaction, elsewhere every read has one."""
+    def read(self):
+        """A connection for reads. On PostgreSQL each statement sees the
+        state committed when it starts, so an answer that must be of one
+        state (allocations and the generation a client writes them back
+        with) is read by one statement."""
         with self._lock, self.engine.connect() as conn:
             if not self._reads_need_transaction:
-                if not snapshot:
-                    yield conn.execution_options(isolation_level='AUTOCOMMIT')
-                    return
-                conn = conn.execution_options(
-                    isolation_level='REPEATABLE READ')
+                yield conn.execution_options(isolation_level='AUTOCOMMIT')
+                return
             with conn.begin():
                 yield conn
 

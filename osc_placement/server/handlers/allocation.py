@@ -9,7 +9,6 @@ from osc_placement.server import http_api
 from osc_placement.server.handlers import common
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import consumer as consumer_obj
-from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.schemas import allocation as schema
 
 
@@ -18,13 +17,8 @@ from osc_placement.server.schemas import allocation as schema
 def get_allocations(req):
     req.authorize('placement:allocations:list')
     uuid = req.url_vars['consumer_uuid']
-    # One snapshot for both statements: between them another writer may
-    # delete the consumer (allocations answered without a generation) or
-    # move it (old allocations with the new generation, which a client's
-    # read-modify-write would then overwrite unseen).
-    with req.db.read(snapshot=True) as conn:
-        allocations, latest = alloc_obj.for_consumer(conn, uuid)
-        consumer = consumer_obj.get(conn, uuid) if allocations else None
+    with req.db.read() as conn:
+        allocations, latest, consumer = alloc_obj.for_consumer(conn, uuid)
     body = {'allocations': allocations}
     if consumer is not None:
         body.update(_consumer_fields(req.version, consumer))
@@ -49,15 +43,14 @@ def list_provider_allocations(req):
     req.authorize('placement:resource_providers:allocations:list')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = rp_obj.require(
+        generation, allocations, latest = alloc_obj.for_provider(
             conn, uuid, "Resource provider '%(uuid)s' not found: No resource "
             "provider with uuid %(uuid)s found")
-        allocations, latest = alloc_obj.for_provider(conn, provider['id'])
     if not req.version.supports('consumer_generations'):
         for entry in allocations.values():
             del entry['consumer_generation']
     body = {'allocations': allocations,
-            'resource_provider_generation': provider['generation']}
+            'resource_provider_generation': generation}
     return http_api.cached(req, http_api.Response(200, body),
                            latest or common.now())
 

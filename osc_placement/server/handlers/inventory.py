@@ -25,11 +25,10 @@ def list_inventories(req):
     req.authorize('placement:resource_providers:inventories:list')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = rp_obj.require(
+        generation, records, latest = inv_obj.get_all(
             conn, uuid, 'No resource provider with uuid %(uuid)s found : '
             'Resource provider %(uuid)s not found')
-        records, latest = inv_obj.get_all(conn, provider['id'])
-    body = {'resource_provider_generation': provider['generation'],
+    body = {'resource_provider_generation': generation,
             'inventories': records}
     return http_api.cached(req, http_api.Response(200, body), latest)
 

@@ -2,7 +2,6 @@
 
 from osc_placement.server import http_api
 from osc_placement.server.handlers import common
-from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import usage as usage_obj
 from osc_placement.server.schemas import misc as schemas
 
@@ -11,12 +10,10 @@ def provider_usages(req):
     req.authorize('placement:resource_providers:usages')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = rp_obj.require(
+        generation, usages = usage_obj.provider_usages(
             conn, uuid, 'No resource provider with uuid %(uuid)s found: '
             'Resource provider %(uuid)s not found')
-        usages = usage_obj.provider_usages(conn, provider['id'])
-    body = {'resource_provider_generation': provider['generation'],
-            'usages': usages}
+    body = {'resource_provider_generation': generation, 'usages': usages}
     return http_api.cached(req, http_api.Response(200, body), common.now())
 
 

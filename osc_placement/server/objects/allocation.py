@@ -33,6 +33,7 @@ from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import inventory
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import resource_provider as rp_obj
 
 LOG = logging.getLogger(__name__)
 _ALLOC = tables.allocations
@@ -80,15 +81,33 @@ def _latest(rows):
     return max(times) if times else None
 
 
-def for_consumer(conn, uuid):
-    """({provider uuid: {'generation', 'resources'}}, latest change)."""
-    rows = conn.execute(
+@functools.lru_cache(maxsize=None)
+def _for_consumer_statement():
+    """A consumer's allocations, each row with the consumer as the API
+    shows it (None columns where there is no such consumer)."""
+    return (
         sa.select(_RP.c.uuid, _RP.c.generation, _ALLOC.c.resource_class_id,
-                  _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at)
-        .select_from(_ALLOC.join(_RP,
-                                 _RP.c.id == _ALLOC.c.resource_provider_id))
-        .where(_ALLOC.c.consumer_id == uuid)
-        .order_by(_ALLOC.c.id)).mappings().all()
+                  _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at,
+                  *consumer_obj.SHOWN_COLUMNS)
+        .select_from(
+            _ALLOC.join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .outerjoin(consumer_obj.SHOWN,
+                       _C.c.uuid == _ALLOC.c.consumer_id))
+        .where(_ALLOC.c.consumer_id == sa.bindparam('uuid'))
+        .order_by(_ALLOC.c.id))
+
+
+def for_consumer(conn, uuid):
+    """({provider uuid: {'generation', 'resources'}}, latest change, the
+    consumer as consumer.shown_from gives it, None without allocations).
+
+    One statement, so one state even where each statement of a read sees
+    its own (PostgreSQL): read apart, a writer committing in between gave
+    allocations without their consumer's generation, or old allocations
+    with the new generation, which a client's read-modify-write would
+    then send back unseen."""
+    rows = conn.execute(_for_consumer_statement(),
+                        {'uuid': uuid}).mappings().all()
     names = resource_class.names_for(
         conn, {r['resource_class_id'] for r in rows})
     result = {}
@@ -96,26 +115,35 @@ def for_consumer(conn, uuid):
         entry = result.setdefault(row['uuid'], {
             'resources': {}, 'generation': row['generation']})
         entry['resources'][names[row['resource_class_id']]] = row['used']
-    return result, _latest(rows)
+    consumer = consumer_obj.shown_from(rows[0]) if rows else None
+    return result, _latest(rows), consumer
 
 
-def for_provider(conn, provider_id):
-    """({consumer uuid: {'resources', 'consumer_generation'}}, latest)."""
-    rows = conn.execute(
-        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_class_id,
-                  _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at,
-                  _C.c.generation)
-        .select_from(_ALLOC.outerjoin(_C, _C.c.uuid == _ALLOC.c.consumer_id))
-        .where(_ALLOC.c.resource_provider_id == provider_id)
-        .order_by(_ALLOC.c.id)).mappings().all()
+@functools.lru_cache(maxsize=None)
+def _for_provider_statement():
+    return rp_obj.select_with_provider(
+        (_ALLOC.c.consumer_id, _ALLOC.c.resource_class_id, _ALLOC.c.used,
+         _ALLOC.c.created_at, _ALLOC.c.updated_at,
+         _C.c.generation.label('consumer_generation')),
+        _ALLOC.outerjoin(_C, _C.c.uuid == _ALLOC.c.consumer_id),
+        _ALLOC.c.resource_provider_id, order_by=(_ALLOC.c.id,))
+
+
+def for_provider(conn, uuid, template):
+    """(provider generation, {consumer uuid: {'resources',
+    'consumer_generation'}}, latest change); 404 with ``template`` if
+    there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _for_provider_statement(), uuid, 'consumer_id', template)
     names = resource_class.names_for(
         conn, {r['resource_class_id'] for r in rows})
     result = {}
     for row in rows:
         entry = result.setdefault(row['consumer_id'], {
-            'resources': {}, 'consumer_generation': row['generation']})
+            'resources': {},
+            'consumer_generation': row['consumer_generation']})
         entry['resources'][names[row['resource_class_id']]] = row['used']
-    return result, _latest(rows)
+    return generation, result, _latest(rows)
 
 
 # -- the write -------------------------------------------------------------

@@ -184,17 +184,27 @@ def delete(conn, consumer):
     _swap(conn, _C.delete(), consumer)
 
 
-def get(conn, uuid):
-    """The consumer with external project/user ids and type name."""
-    return conn.execute(
-        sa.select(_C.c.id, _C.c.uuid, _C.c.generation,
-                  _P.c.external_id.label('project_id'),
-                  _U.c.external_id.label('user_id'),
-                  _CT.c.name.label('consumer_type'))
-        .select_from(_C.join(_P, _P.c.id == _C.c.project_id)
-                     .join(_U, _U.c.id == _C.c.user_id)
-                     .outerjoin(_CT, _CT.c.id == _C.c.consumer_type_id))
-        .where(_C.c.uuid == uuid)).mappings().first()
+# The consumer as the API shows it, for reads to join on its uuid: with
+# its project's and user's external ids and its type's name. One whose
+# project or user row is missing is not shown, as one that does not exist.
+SHOWN = (_C.join(_P, _P.c.id == _C.c.project_id)
+         .join(_U, _U.c.id == _C.c.user_id)
+         .outerjoin(_CT, _CT.c.id == _C.c.consumer_type_id))
+# Labelled apart from the columns of the statements that join it.
+SHOWN_COLUMNS = (_C.c.id.label('shown_id'),
+                 _C.c.generation.label('shown_generation'),
+                 _P.c.external_id.label('shown_project_id'),
+                 _U.c.external_id.label('shown_user_id'),
+                 _CT.c.name.label('shown_consumer_type'))
+
+
+def shown_from(row):
+    """{'generation', 'project_id', 'user_id', 'consumer_type'} of a row
+    selecting SHOWN_COLUMNS, or None if it joined no consumer."""
+    if row['shown_id'] is None:
+        return None
+    return {name: row['shown_' + name] for name in (
+        'generation', 'project_id', 'user_id', 'consumer_type')}
 
 
 def delete_with_allocations(conn, uuid):

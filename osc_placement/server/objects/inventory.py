@@ -5,6 +5,7 @@ same transaction, so a concurrent writer loses with a 409, and changes
 the providers' structure (db/structure.py).
 """
 
+import functools
 import logging
 
 import sqlalchemy as sa
@@ -67,16 +68,23 @@ def require_capacity(records, provider_uuid, version, action):
                 % (action, provider_uuid, name, provider_uuid, relation))
 
 
-def get_all(conn, provider_id):
-    """{class name: record}, plus the latest change time (or None)."""
-    rows = conn.execute(
-        sa.select(_INV).where(_INV.c.resource_provider_id == provider_id)
-        .order_by(_INV.c.resource_class_id)).mappings().all()
+@functools.lru_cache(maxsize=None)
+def _get_all_statement():
+    return rp_obj.select_with_provider(
+        _INV.c, _INV, _INV.c.resource_provider_id,
+        order_by=(_INV.c.resource_class_id,))
+
+
+def get_all(conn, uuid, template):
+    """(provider generation, {class name: record}, the latest change
+    time or None); 404 with ``template`` if there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _get_all_statement(), uuid, 'resource_class_id', template)
     names = resource_class.names_for(
         conn, [r['resource_class_id'] for r in rows])
     records = {names[r['resource_class_id']]:
                {field: r[field] for field in FIELDS} for r in rows}
-    return records, _latest(rows)
+    return generation, records, _latest(rows)
 
 
 def _latest(rows):

@@ -48,6 +48,36 @@ def require(conn, uuid, template='No resource provider with uuid '
     return provider
 
 
+def select_with_provider(columns, joined, provider_id, order_by=()):
+    """SELECT of a provider's generation (``provider_generation``) and
+    ``columns`` of its rows in ``joined``, whose ``provider_id`` column
+    names it; by the provider's uuid (parameter ``uuid``). A provider
+    without such rows gives one row of None columns, a missing one none.
+    Build it once (functools.lru_cache) and read it with
+    :func:`read_with_provider`."""
+    return (sa.select(_RP.c.generation.label('provider_generation'),
+                      *columns)
+            .select_from(_RP.outerjoin(joined, provider_id == _RP.c.id))
+            .where(_RP.c.uuid == sa.bindparam('uuid'))
+            .order_by(*order_by))
+
+
+def read_with_provider(conn, statement, uuid, present, template):
+    """(provider generation, its rows) of a :func:`select_with_provider`
+    statement, the rows whose column ``present`` is set; 404 with
+    ``template`` as :func:`require` when there is no such provider.
+
+    One statement, so the generation is that of the rows read: read
+    apart, a writer committing in between gave new rows with the old
+    generation, or old rows with the new one, which a client's
+    read-modify-write would then send back unseen."""
+    rows = conn.execute(statement, {'uuid': uuid}).mappings().all()
+    if not rows:
+        raise errors.NotFound(template % {'uuid': uuid})
+    return (rows[0]['provider_generation'],
+            [row for row in rows if row[present] is not None])
+
+
 def _clashes(conn, name, uuid):
     rows = conn.execute(sa.select(_RP.c.name, _RP.c.uuid).where(
         sa.or_(_RP.c.name == name, _RP.c.uuid == uuid))).all()

@@ -4,10 +4,13 @@ A provider's usage is read from usage_totals, as every other reader of
 usage does; the project and user usages sum the allocations, whose
 consumers the totals do not hold."""
 
+import functools
+
 import sqlalchemy as sa
 
 from osc_placement.server.db import tables
 from osc_placement.server.objects import resource_class
+from osc_placement.server.objects import resource_provider as rp_obj
 
 _INV = tables.inventories
 _ALLOC = tables.allocations
@@ -18,17 +21,27 @@ _U = tables.users
 _CT = tables.consumer_types
 
 
-def provider_usages(conn, provider_id):
-    """{class name: used} for every class the provider has inventory of."""
-    rows = conn.execute(
-        sa.select(_INV.c.resource_class_id,
-                  sa.func.coalesce(_USAGE.c.used, 0))
-        .select_from(_INV.outerjoin(_USAGE, sa.and_(
+@functools.lru_cache(maxsize=None)
+def _provider_usages_statement():
+    return rp_obj.select_with_provider(
+        (_INV.c.resource_class_id,
+         sa.func.coalesce(_USAGE.c.used, 0).label('used')),
+        _INV.outerjoin(_USAGE, sa.and_(
             _USAGE.c.resource_provider_id == _INV.c.resource_provider_id,
-            _USAGE.c.resource_class_id == _INV.c.resource_class_id)))
-        .where(_INV.c.resource_provider_id == provider_id)).all()
-    names = resource_class.names_for(conn, [r[0] for r in rows])
-    return {names[class_id]: int(amount) for class_id, amount in rows}
+            _USAGE.c.resource_class_id == _INV.c.resource_class_id)),
+        _INV.c.resource_provider_id)
+
+
+def provider_usages(conn, uuid, template):
+    """(provider generation, {class name: used} for every class it has
+    inventory of); 404 with ``template`` if there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _provider_usages_statement(), uuid, 'resource_class_id',
+        template)
+    names = resource_class.names_for(
+        conn, [row['resource_class_id'] for row in rows])
+    return generation, {names[row['resource_class_id']]: int(row['used'])
+                        for row in rows}
 
 
 def _project_filter(query, project_id, user_id):
