@@ -233,6 +233,63 @@ class TestConsumerRead(AllocationTestCase):
         self.assertEqual((200, {'allocations': {}}), (status, body))
 
 
+class TestProviderReads(AllocationTestCase):
+    """A provider's allocations, inventories and usages are read with its
+    generation by one statement, so the generation is that of the rows
+    (read apart on PostgreSQL, a write committing in between gave new
+    rows with the old generation)."""
+
+    def selects_of(self, path):
+        with api_fixtures.recorded_statements(self.db.engine) as statements:
+            status, body = self.call('GET', path)
+        self.assertEqual(200, status, body)
+        return body, [s for s in statements
+                      if s.lstrip().startswith('SELECT')]
+
+    def test_each_read_is_one_statement(self):
+        rp = self.provider('one', {'VCPU': {'total': 8},
+                                   'MEMORY_MB': {'total': 512}})
+        consumer = str(uuidlib.uuid4())
+        self.assertEqual(204, self.claim({rp: {'VCPU': 2}}, consumer)[0])
+        expected = {
+            'allocations': {'allocations': {consumer: {
+                'resources': {'VCPU': 2}, 'consumer_generation': 1}},
+                'resource_provider_generation': 2},
+            'usages': {'usages': {'VCPU': 2, 'MEMORY_MB': 0},
+                       'resource_provider_generation': 2},
+        }
+        for read, body_expected in expected.items():
+            body, selects = self.selects_of(
+                '/resource_providers/%s/%s' % (rp, read))
+            self.assertEqual(body_expected, body)
+            self.assertEqual(1, len(selects), selects)
+        body, selects = self.selects_of(
+            '/resource_providers/%s/inventories' % rp)
+        self.assertEqual((2, ['MEMORY_MB', 'VCPU']), (
+            body['resource_provider_generation'],
+            sorted(body['inventories'])))
+        self.assertEqual(1, len(selects), selects)
+
+    def test_a_provider_without_rows(self):
+        _, body = self.call('POST', '/resource_providers', {'name': 'bare'})
+        for read, key in (('allocations', 'allocations'),
+                          ('usages', 'usages'),
+                          ('inventories', 'inventories')):
+            status, found = self.call(
+                'GET', '/resource_providers/%s/%s' % (body['uuid'], read))
+            self.assertEqual((200, {key: {},
+                                    'resource_provider_generation': 0}),
+                             (status, found))
+
+    def test_no_such_provider(self):
+        missing = str(uuidlib.uuid4())
+        for read in ('allocations', 'usages', 'inventories'):
+            status, body = self.call(
+                'GET', '/resource_providers/%s/%s' % (missing, read))
+            self.assertEqual(404, status, read)
+            self.assertIn(missing, body['errors'][0]['detail'])
+
+
 class TestOverCapacityWarning(AllocationTestCase):
 
     def test_shrinking_below_usage_is_logged(self):
