@@ -1,5 +1,6 @@
-"""Allocation writes: the lost-race retry loop, the statement budget, and
-the over-capacity warning, on the test database."""
+"""Allocation writes (the lost-race retry loop, the statement budget, the
+over-capacity warning) and the reads of a consumer's or a provider's rows
+with their generation, on the test database."""
 
 import json
 import logging
@@ -234,10 +235,10 @@ class TestConsumerRead(AllocationTestCase):
 
 
 class TestProviderReads(AllocationTestCase):
-    """A provider's allocations, inventories and usages are read with its
-    generation by one statement, so the generation is that of the rows
-    (read apart on PostgreSQL, a write committing in between gave new
-    rows with the old generation)."""
+    """A provider's allocations, inventories (all or one), usages, traits
+    and aggregates are read with its generation by one statement, so the
+    generation is that of the rows (read apart on PostgreSQL, a write
+    committing in between gave new rows with the old generation)."""
 
     def selects_of(self, path):
         with api_fixtures.recorded_statements(self.db.engine) as statements:
@@ -269,21 +270,61 @@ class TestProviderReads(AllocationTestCase):
             body['resource_provider_generation'],
             sorted(body['inventories'])))
         self.assertEqual(1, len(selects), selects)
+        body, selects = self.selects_of(
+            '/resource_providers/%s/inventories/VCPU' % rp)
+        self.assertEqual((2, 8), (body['resource_provider_generation'],
+                                  body['total']))
+        self.assertEqual(1, len(selects), selects)
+
+    def test_traits_and_aggregates_are_one_statement(self):
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        aggregate = str(uuidlib.uuid4())
+        self.assertEqual(200, self.call(
+            'PUT', '/resource_providers/%s/traits' % rp, {
+                'traits': ['HW_CPU_X86_AVX2'],
+                'resource_provider_generation': 1})[0])
+        self.assertEqual(200, self.call(
+            'PUT', '/resource_providers/%s/aggregates' % rp, {
+                'aggregates': [aggregate],
+                'resource_provider_generation': 2})[0])
+        body, selects = self.selects_of('/resource_providers/%s/traits' % rp)
+        self.assertEqual({'traits': ['HW_CPU_X86_AVX2'],
+                          'resource_provider_generation': 3}, body)
+        self.assertEqual(1, len(selects), selects)
+        body, selects = self.selects_of(
+            '/resource_providers/%s/aggregates' % rp)
+        self.assertEqual({'aggregates': [aggregate],
+                          'resource_provider_generation': 3}, body)
+        self.assertEqual(1, len(selects), selects)
 
     def test_a_provider_without_rows(self):
         _, body = self.call('POST', '/resource_providers', {'name': 'bare'})
         for read, key in (('allocations', 'allocations'),
                           ('usages', 'usages'),
-                          ('inventories', 'inventories')):
+                          ('inventories', 'inventories'),
+                          ('aggregates', 'aggregates')):
             status, found = self.call(
                 'GET', '/resource_providers/%s/%s' % (body['uuid'], read))
-            self.assertEqual((200, {key: {},
+            self.assertEqual((200, {key: [] if read == 'aggregates' else {},
                                     'resource_provider_generation': 0}),
                              (status, found))
+        status, found = self.call(
+            'GET', '/resource_providers/%s/traits' % body['uuid'])
+        self.assertEqual((200, {'traits': [],
+                                'resource_provider_generation': 0}),
+                         (status, found))
+        for name in ('VCPU', 'CUSTOM_NEVER_MADE'):
+            status, found = self.call(
+                'GET', '/resource_providers/%s/inventories/%s'
+                % (body['uuid'], name))
+            self.assertEqual(404, status, name)
+            self.assertIn('No inventory of class %s' % name,
+                          found['errors'][0]['detail'])
 
     def test_no_such_provider(self):
         missing = str(uuidlib.uuid4())
-        for read in ('allocations', 'usages', 'inventories'):
+        for read in ('allocations', 'usages', 'inventories', 'traits',
+                     'aggregates', 'inventories/VCPU'):
             status, body = self.call(
                 'GET', '/resource_providers/%s/%s' % (missing, read))
             self.assertEqual(404, status, read)

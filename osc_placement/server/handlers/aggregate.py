@@ -17,9 +17,9 @@ def _body(req, aggregates, provider_generation):
 def get_aggregates(req):
     req.authorize('placement:resource_providers:aggregates:list')
     with req.db.read() as conn:
-        provider = rp_obj.require(conn, req.url_vars['uuid'])
-        aggregates = agg_obj.provider_aggregates(conn, provider['id'])
-    return _body(req, aggregates, provider['generation'])
+        generation, aggregates = agg_obj.read_provider_aggregates(
+            conn, req.url_vars['uuid'])
+    return _body(req, aggregates, generation)
 
 
 def set_aggregates(req):

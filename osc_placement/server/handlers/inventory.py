@@ -37,15 +37,13 @@ def show_inventory(req):
     req.authorize('placement:resource_providers:inventories:show')
     uuid, name = req.url_vars['uuid'], req.url_vars['resource_class']
     with req.db.read() as conn:
-        provider = rp_obj.require(conn, uuid)
         ids = resource_class.ids_for(conn, [name])
-        row = (inv_obj.get_one(conn, provider['id'], ids[name])
-               if name in ids else None)
+        generation, row = inv_obj.read_one(conn, uuid, ids.get(name))
     if row is None:
         raise errors.NotFound('No inventory of class %s for %s'
                               % (name, uuid))
     record = {f: row[f] for f in inv_obj.FIELDS}
-    resp = http_api.Response(200, _one_body(record, provider['generation']))
+    resp = http_api.Response(200, _one_body(record, generation))
     return http_api.cached(req, resp, common.changed_at(row))
 
 

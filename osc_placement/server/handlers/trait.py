@@ -5,7 +5,6 @@ import re
 from osc_placement.server import errors
 from osc_placement.server import http_api
 from osc_placement.server.handlers import common
-from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import misc as schemas
 
@@ -92,9 +91,8 @@ def list_provider_traits(req):
     req.authorize('placement:resource_providers:traits:list')
     uuid = req.url_vars['uuid']
     with req.db.read() as conn:
-        provider = rp_obj.require(conn, uuid, trait_obj.PROVIDER_404)
-        traits = trait_obj.provider_traits(conn, provider['id'])
-    return _provider_traits_response(req, traits, provider['generation'])
+        generation, traits = trait_obj.read_provider_traits(conn, uuid)
+    return _provider_traits_response(req, traits, generation)
 
 
 def set_provider_traits(req):

@@ -1,5 +1,7 @@
 """Aggregates: bare UUIDs linked to providers, created on first use."""
 
+import functools
+
 import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
@@ -10,6 +12,25 @@ from osc_placement.server.objects import resource_provider as rp_obj
 
 _AGG = tables.placement_aggregates
 _RPA = tables.resource_provider_aggregates
+
+
+@functools.lru_cache(maxsize=None)
+def _provider_aggregates_statement():
+    return rp_obj.select_with_provider(
+        (_AGG.c.uuid.label('aggregate_uuid'),),
+        ((_RPA, _RPA.c.resource_provider_id
+          == tables.resource_providers.c.id),
+         (_AGG, _AGG.c.id == _RPA.c.aggregate_id)),
+        order_by=(_RPA.c.aggregate_id,))
+
+
+def read_provider_aggregates(conn, uuid):
+    """(provider generation, its aggregate uuids as provider_aggregates),
+    by one statement; 404 if there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _provider_aggregates_statement(), uuid, 'aggregate_uuid',
+        rp_obj.NOT_FOUND)
+    return generation, [row['aggregate_uuid'] for row in rows]
 
 
 def provider_aggregates(conn, provider_id):

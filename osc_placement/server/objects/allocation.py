@@ -89,10 +89,9 @@ def _for_consumer_statement():
         sa.select(_RP.c.uuid, _RP.c.generation, _ALLOC.c.resource_class_id,
                   _ALLOC.c.used, _ALLOC.c.created_at, _ALLOC.c.updated_at,
                   *consumer_obj.SHOWN_COLUMNS)
-        .select_from(
-            _ALLOC.join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
-            .outerjoin(consumer_obj.SHOWN,
-                       _C.c.uuid == _ALLOC.c.consumer_id))
+        .select_from(consumer_obj.join_shown(
+            _ALLOC.join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id),
+            _ALLOC.c.consumer_id))
         .where(_ALLOC.c.consumer_id == sa.bindparam('uuid'))
         .order_by(_ALLOC.c.id))
 
@@ -125,8 +124,9 @@ def _for_provider_statement():
         (_ALLOC.c.consumer_id, _ALLOC.c.resource_class_id, _ALLOC.c.used,
          _ALLOC.c.created_at, _ALLOC.c.updated_at,
          _C.c.generation.label('consumer_generation')),
-        _ALLOC.outerjoin(_C, _C.c.uuid == _ALLOC.c.consumer_id),
-        _ALLOC.c.resource_provider_id, order_by=(_ALLOC.c.id,))
+        ((_ALLOC, _ALLOC.c.resource_provider_id == _RP.c.id),
+         (_C, _C.c.uuid == _ALLOC.c.consumer_id)),
+        order_by=(_ALLOC.c.id,))
 
 
 def for_provider(conn, uuid, template):

@@ -184,13 +184,19 @@ def delete(conn, consumer):
     _swap(conn, _C.delete(), consumer)
 
 
-# The consumer as the API shows it, for reads to join on its uuid: with
-# its project's and user's external ids and its type's name. One whose
-# project or user row is missing is not shown, as one that does not exist.
-SHOWN = (_C.join(_P, _P.c.id == _C.c.project_id)
-         .join(_U, _U.c.id == _C.c.user_id)
-         .outerjoin(_CT, _CT.c.id == _C.c.consumer_type_id))
-# Labelled apart from the columns of the statements that join it.
+def join_shown(joined, consumer_uuid):
+    """``joined`` outer-joined to the consumer whose uuid is in the column
+    ``consumer_uuid``, as the API shows it: with its project's and user's
+    external ids and its type's name (select SHOWN_COLUMNS, read them
+    with shown_from). A chain of outer joins: SQLite evaluates an outer
+    join of a nested join whole, every consumer of the cloud."""
+    return (joined.outerjoin(_C, _C.c.uuid == consumer_uuid)
+            .outerjoin(_P, _P.c.id == _C.c.project_id)
+            .outerjoin(_U, _U.c.id == _C.c.user_id)
+            .outerjoin(_CT, _CT.c.id == _C.c.consumer_type_id))
+
+
+# Labelled apart from the columns of the statements that join them.
 SHOWN_COLUMNS = (_C.c.id.label('shown_id'),
                  _C.c.generation.label('shown_generation'),
                  _P.c.external_id.label('shown_project_id'),
@@ -200,8 +206,11 @@ SHOWN_COLUMNS = (_C.c.id.label('shown_id'),
 
 def shown_from(row):
     """{'generation', 'project_id', 'user_id', 'consumer_type'} of a row
-    selecting SHOWN_COLUMNS, or None if it joined no consumer."""
-    if row['shown_id'] is None:
+    selecting SHOWN_COLUMNS, or None if it joined no consumer. One whose
+    project or user row is missing is not shown, as one that does not
+    exist (their external ids are never NULL)."""
+    if None in (row['shown_id'], row['shown_project_id'],
+                row['shown_user_id']):
         return None
     return {name: row['shown_' + name] for name in (
         'generation', 'project_id', 'user_id', 'consumer_type')}

@@ -18,6 +18,7 @@ from osc_placement.server.objects import resource_provider as rp_obj
 
 LOG = logging.getLogger(__name__)
 _INV = tables.inventories
+_RP = tables.resource_providers
 _ALLOC = tables.allocations
 _USAGE = tables.usage_totals
 MAX_INT = 2147483647
@@ -71,7 +72,8 @@ def require_capacity(records, provider_uuid, version, action):
 @functools.lru_cache(maxsize=None)
 def _get_all_statement():
     return rp_obj.select_with_provider(
-        _INV.c, _INV, _INV.c.resource_provider_id,
+        _INV.c, ((_INV, _INV.c.resource_provider_id
+                  == _RP.c.id),),
         order_by=(_INV.c.resource_class_id,))
 
 
@@ -90,6 +92,24 @@ def get_all(conn, uuid, template):
 def _latest(rows):
     times = [r['updated_at'] or r['created_at'] for r in rows]
     return max(times) if times else None
+
+
+@functools.lru_cache(maxsize=None)
+def _get_one_statement():
+    return rp_obj.select_with_provider(
+        _INV.c, ((_INV, sa.and_(
+            _INV.c.resource_provider_id == _RP.c.id,
+            _INV.c.resource_class_id == sa.bindparam('class_id'))),))
+
+
+def read_one(conn, uuid, class_id):
+    """(provider generation, the inventory row of class id ``class_id``
+    or None (also for a class id of None)), by one statement; 404 if
+    there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _get_one_statement(), uuid, 'resource_class_id',
+        rp_obj.NOT_FOUND, class_id=class_id)
+    return generation, rows[0] if rows else None
 
 
 def get_one(conn, provider_id, class_id):

@@ -37,8 +37,11 @@ def get(conn, uuid):
                         ).mappings().first()
 
 
-def require(conn, uuid, template='No resource provider with uuid '
-            '%(uuid)s found'):
+# require's 404 unless a route names another.
+NOT_FOUND = 'No resource provider with uuid %(uuid)s found'
+
+
+def require(conn, uuid, template=NOT_FOUND):
     """The provider row, or 404 with ``template`` filled in once with the
     path's text as ``%(uuid)s`` (never pre-filled: the path may hold a
     ``%``)."""
@@ -48,34 +51,44 @@ def require(conn, uuid, template='No resource provider with uuid '
     return provider
 
 
-def select_with_provider(columns, joined, provider_id, order_by=()):
+def select_with_provider(columns, joins, order_by=()):
     """SELECT of a provider's generation (``provider_generation``) and
-    ``columns`` of its rows in ``joined``, whose ``provider_id`` column
-    names it; by the provider's uuid (parameter ``uuid``). A provider
-    without such rows gives one row of None columns, a missing one none.
+    ``columns`` of its rows: the provider's table outer-joined to each
+    ``(table, on)`` of ``joins`` in turn, by the provider's uuid
+    (parameter ``uuid``). A provider without such rows gives one row
+    whose joined tables' columns are None; a missing provider none.
     Build it once (functools.lru_cache) and read it with
-    :func:`read_with_provider`."""
+    :func:`read_with_provider`.
+
+    A chain of outer joins rather than one outer join of a nested join:
+    SQLite evaluates the nested join whole (every allocation, or every
+    consumer) before it joins the provider."""
+    joined = _RP
+    for table, on in joins:
+        joined = joined.outerjoin(table, on)
     return (sa.select(_RP.c.generation.label('provider_generation'),
                       *columns)
-            .select_from(_RP.outerjoin(joined, provider_id == _RP.c.id))
+            .select_from(joined)
             .where(_RP.c.uuid == sa.bindparam('uuid'))
             .order_by(*order_by))
 
 
-def read_with_provider(conn, statement, uuid, present, template):
+def read_with_provider(conn, statement, uuid, row_column, template,
+                       **params):
     """(provider generation, its rows) of a :func:`select_with_provider`
-    statement, the rows whose column ``present`` is set; 404 with
-    ``template`` as :func:`require` when there is no such provider.
+    statement (with ``params`` besides the uuid), the rows whose column
+    ``row_column`` is set; 404 with ``template`` as :func:`require` when
+    there is no such provider.
 
     One statement, so the generation is that of the rows read: read
     apart, a writer committing in between gave new rows with the old
     generation, or old rows with the new one, which a client's
     read-modify-write would then send back unseen."""
-    rows = conn.execute(statement, {'uuid': uuid}).mappings().all()
+    rows = conn.execute(statement, dict(params, uuid=uuid)).mappings().all()
     if not rows:
         raise errors.NotFound(template % {'uuid': uuid})
     return (rows[0]['provider_generation'],
-            [row for row in rows if row[present] is not None])
+            [row for row in rows if row[row_column] is not None])
 
 
 def _clashes(conn, name, uuid):

@@ -6,6 +6,8 @@ looked up. Every write of a trait or of a provider's traits changes the
 providers' structure (db/structure.py).
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from osc_placement.server import errors
@@ -96,6 +98,24 @@ def delete(conn, name):
         raise errors.Conflict('The trait %s is in use by a resource '
                               'provider.' % name)
     conn.execute(_T.delete().where(_T.c.id == row['id']))
+
+
+@functools.lru_cache(maxsize=None)
+def _provider_traits_statement():
+    return rp_obj.select_with_provider(
+        (_T.c.name, _RPT.c.created_at),
+        ((_RPT, _RPT.c.resource_provider_id
+          == tables.resource_providers.c.id),
+         (_T, _T.c.id == _RPT.c.trait_id)),
+        order_by=(_RPT.c.trait_id,))
+
+
+def read_provider_traits(conn, uuid):
+    """(provider generation, [(name, created_at)] as provider_traits),
+    by one statement; 404 if there is no such provider."""
+    generation, rows = rp_obj.read_with_provider(
+        conn, _provider_traits_statement(), uuid, 'name', PROVIDER_404)
+    return generation, [(row['name'], row['created_at']) for row in rows]
 
 
 def provider_traits(conn, provider_id):

@@ -13,6 +13,7 @@ from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj
 
 _INV = tables.inventories
+_RP = tables.resource_providers
 _ALLOC = tables.allocations
 _USAGE = tables.usage_totals
 _C = tables.consumers
@@ -26,10 +27,10 @@ def _provider_usages_statement():
     return rp_obj.select_with_provider(
         (_INV.c.resource_class_id,
          sa.func.coalesce(_USAGE.c.used, 0).label('used')),
-        _INV.outerjoin(_USAGE, sa.and_(
-            _USAGE.c.resource_provider_id == _INV.c.resource_provider_id,
-            _USAGE.c.resource_class_id == _INV.c.resource_class_id)),
-        _INV.c.resource_provider_id)
+        ((_INV, _INV.c.resource_provider_id == _RP.c.id),
+         (_USAGE, sa.and_(
+             _USAGE.c.resource_provider_id == _INV.c.resource_provider_id,
+             _USAGE.c.resource_class_id == _INV.c.resource_class_id))))
 
 
 def provider_usages(conn, uuid, template):
