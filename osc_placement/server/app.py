@@ -270,18 +270,49 @@ def request_id_middleware(app):
             request_id=request_id, global_request_id=global_request_id)
         environ[LOG_CONTEXT] = log_context
 
+        started = {}
+
         def start(status, headers, exc_info=None):
             if not any(k.lower() == 'x-openstack-request-id'
                        for k, _ in headers):
                 headers.append(('x-openstack-request-id', request_id))
-            _log_request(environ, status, headers)
+            started.update(status=status, headers=headers)
             return start_response(status, headers, exc_info)
         try:
-            return app(environ, start)
+            body = app(environ, start)
         finally:
             # A line the thread logs between requests must not carry them.
             clear_log_context()
+        if not LOG.isEnabledFor(logging.INFO):
+            return body
+        return LoggedWhenSent(body, lambda: _log_request(
+            environ, started, log_context))
     return middleware
+
+
+class LoggedWhenSent:
+    """A response's iterable, and its access line, written when the
+    server has sent the response and calls ``close()`` (PEP 3333): the
+    client does not wait for the line, 0.1 to 0.3 ms of a request that
+    finds its worker idle (oslo.log's formatting of it)."""
+
+    __slots__ = ('_body', '_log')
+
+    def __init__(self, body, log):
+        self._body, self._log = body, log
+
+    def __iter__(self):
+        return iter(self._body)
+
+    def close(self):
+        log, self._log = self._log, None
+        try:
+            close = getattr(self._body, 'close', None)
+            if close is not None:
+                close()
+        finally:
+            if log is not None:
+                log()
 
 
 # The environ key holding the request's oslo.context (the logging one).
@@ -309,10 +340,13 @@ _GLOBAL_HEADER_ENVIRON = 'HTTP_' + request_id_mod.INBOUND_HEADER.upper(
 _GLOBAL_ID_FORMAT = re.compile(request_id_mod.ID_FORMAT)
 
 
-def _log_request(environ, status, headers):
-    """Upstream's one INFO line per request."""
-    if not LOG.isEnabledFor(logging.INFO):
+def _log_request(environ, started, log_context):
+    """Upstream's one INFO line per request, with the ids of
+    ``log_context`` (written after the request, when the thread's own
+    context is cleared); none if the response never started."""
+    if 'status' not in started:
         return
+    status, headers = started['status'], started['headers']
     found = {k.lower(): v for k, v in headers}
     uri = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
     if environ.get('QUERY_STRING'):
@@ -321,7 +355,7 @@ def _log_request(environ, status, headers):
              environ.get('REMOTE_ADDR'), environ.get('REQUEST_METHOD'), uri,
              status.split(' ', 1)[0], found.get('content-length', 0),
              found.get('openstack-api-version', '-').replace(
-                 'placement ', ''))
+                 'placement ', ''), extra={'context': log_context})
 
 
 def noauth_middleware(app):
