@@ -25,22 +25,13 @@ def _provider_aggregates_statement():
 
 
 def read_provider_aggregates(conn, uuid):
-    """(provider generation, its aggregate uuids as provider_aggregates),
-    by one statement; 404 if there is no such provider."""
+    """(provider generation, its aggregate uuids in aggregate id (first
+    use) order, as upstream's scan of the (provider, aggregate) key
+    returns them), by one statement; 404 if there is no such provider."""
     generation, rows = rp_obj.read_with_provider(
         conn, _provider_aggregates_statement(), uuid, 'aggregate_uuid',
         rp_obj.NOT_FOUND)
     return generation, [row['aggregate_uuid'] for row in rows]
-
-
-def provider_aggregates(conn, provider_id):
-    """The provider's aggregate uuids in aggregate id (first use) order,
-    as upstream's scan of the (provider, aggregate) key returns them."""
-    return conn.execute(
-        sa.select(_AGG.c.uuid)
-        .join(_RPA, _RPA.c.aggregate_id == _AGG.c.id)
-        .where(_RPA.c.resource_provider_id == provider_id)
-        .order_by(_RPA.c.aggregate_id)).scalars().all()
 
 
 def _ensure(conn, uuids):

@@ -72,8 +72,7 @@ def require_capacity(records, provider_uuid, version, action):
 @functools.lru_cache(maxsize=None)
 def _get_all_statement():
     return rp_obj.select_with_provider(
-        _INV.c, ((_INV, _INV.c.resource_provider_id
-                  == _RP.c.id),),
+        _INV.c, ((_INV, _INV.c.resource_provider_id == _RP.c.id),),
         order_by=(_INV.c.resource_class_id,))
 
 
