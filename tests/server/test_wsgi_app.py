@@ -117,10 +117,13 @@ class _Served(testtools.TestCase):
         status, other_id = self.call('/resource_providers',
                                      global_id='pony')
         self.assertEqual(200, status)
+        # Each line is written once its response has been sent, by the
+        # worker that sent it: wait for both, whichever worker was last.
         lines = []
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not any(
-                other_id in line for line in lines):
+        while time.monotonic() < deadline and not all(
+                any(rid in line for line in lines)
+                for rid in (request_id, other_id)):
             lines = self.log_lines(log_path)
             time.sleep(0.1)
         mine = [line for line in lines if request_id in line]
