@@ -2,6 +2,7 @@
 database file, request framing, and the authentication strategies."""
 
 import io
+import logging
 import os
 
 import fixtures
@@ -95,3 +96,43 @@ class TestKeystone(testtools.TestCase):
         self.assertEqual(401, resp.status_int)
         self.assertIn('keystone.example', resp.headers['WWW-Authenticate'])
         self.assertIn('x-openstack-request-id', resp.headers)
+
+
+class TestAccessLineWhenSent(testtools.TestCase):
+    """The access line is written when the server closes the response it
+    has sent, with the request's ids although the thread's log context
+    is cleared by then."""
+
+    def records(self):
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        app_mod.LOG.addHandler(handler)
+        self.addCleanup(app_mod.LOG.removeHandler, handler)
+        level = app_mod.LOG.level
+        app_mod.LOG.setLevel(logging.INFO)
+        self.addCleanup(app_mod.LOG.setLevel, level)
+        return records
+
+    def test_written_at_close_with_the_request_id(self):
+        records = self.records()
+
+        def inner(environ, start_response):
+            start_response('200 OK', [('Content-Length', '2')])
+            return [b'{}']
+
+        started = []
+        body = app_mod.request_id_middleware(inner)(
+            {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/x',
+             'REMOTE_ADDR': '127.0.0.1'},
+            lambda status, headers, exc_info=None: started.extend(headers))
+        self.assertEqual(b'{}', b''.join(body))
+        self.assertEqual([], records)
+        body.close()
+        self.assertEqual(1, len(records))
+        self.assertIn('"GET /x" status: 200 len: 2',
+                      records[0].getMessage())
+        self.assertEqual(dict(started)['x-openstack-request-id'],
+                         records[0].context.request_id)
+        body.close()
+        self.assertEqual(1, len(records))

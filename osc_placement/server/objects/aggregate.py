@@ -12,14 +12,14 @@ from osc_placement.server.objects import resource_provider as rp_obj
 
 _AGG = tables.placement_aggregates
 _RPA = tables.resource_provider_aggregates
+_RP = tables.resource_providers
 
 
 @functools.lru_cache(maxsize=None)
 def _provider_aggregates_statement():
     return rp_obj.select_with_provider(
         (_AGG.c.uuid.label('aggregate_uuid'),),
-        ((_RPA, _RPA.c.resource_provider_id
-          == tables.resource_providers.c.id),
+        ((_RPA, _RPA.c.resource_provider_id == _RP.c.id),
          (_AGG, _AGG.c.id == _RPA.c.aggregate_id)),
         order_by=(_RPA.c.aggregate_id,))
 

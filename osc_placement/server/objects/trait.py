@@ -19,6 +19,7 @@ from osc_placement.server.objects import resource_provider as rp_obj
 
 _T = tables.traits
 _RPT = tables.resource_provider_traits
+_RP = tables.resource_providers
 CUSTOM_PREFIX = 'CUSTOM_'
 _standard_ids = {}
 # The provider traits routes' 404.
@@ -104,28 +105,18 @@ def delete(conn, name):
 def _provider_traits_statement():
     return rp_obj.select_with_provider(
         (_T.c.name, _RPT.c.created_at),
-        ((_RPT, _RPT.c.resource_provider_id
-          == tables.resource_providers.c.id),
+        ((_RPT, _RPT.c.resource_provider_id == _RP.c.id),
          (_T, _T.c.id == _RPT.c.trait_id)),
         order_by=(_RPT.c.trait_id,))
 
 
 def read_provider_traits(conn, uuid):
-    """(provider generation, [(name, created_at)] as provider_traits),
-    by one statement; 404 if there is no such provider."""
+    """(provider generation, [(name, created_at)] of its traits, in trait
+    id order as upstream's scan of the (provider, trait) index returns
+    them), by one statement; 404 if there is no such provider."""
     generation, rows = rp_obj.read_with_provider(
         conn, _provider_traits_statement(), uuid, 'name', PROVIDER_404)
     return generation, [(row['name'], row['created_at']) for row in rows]
-
-
-def provider_traits(conn, provider_id):
-    """[(name, created_at)] of a provider's traits, in trait id order as
-    upstream's scan of the (provider, trait) index returns them."""
-    return conn.execute(
-        sa.select(_T.c.name, _RPT.c.created_at)
-        .join(_RPT, _RPT.c.trait_id == _T.c.id)
-        .where(_RPT.c.resource_provider_id == provider_id)
-        .order_by(_RPT.c.trait_id)).all()
 
 
 def _provider_trait_ids(conn, provider_id):
@@ -150,28 +141,27 @@ def _replace_provider_traits(conn, provider_id, current, wanted):
 
 def _replace(conn, provider, wanted):
     """Bump (compare-and-swap first, so writers queue) and write, only if
-    the set changes; return the provider generation."""
+    the set changes."""
     current = _provider_trait_ids(conn, provider['id'])
     if current == wanted:
-        return provider['generation']
-    new_generation = generation.bump(conn, provider['id'],
-                                     provider['generation'],
-                                     generation.already_changed)
+        return
+    generation.bump(conn, provider['id'], provider['generation'],
+                    generation.already_changed)
     _replace_provider_traits(conn, provider['id'], current, wanted)
-    return new_generation
 
 
 def set_for_provider(conn, uuid, names, given_generation):
     """PUT /resource_providers/{uuid}/traits: (new generation, the
-    provider's traits as :func:`provider_traits` gives them)."""
+    provider's traits as :func:`read_provider_traits` gives them)."""
     provider = rp_obj.require(conn, uuid, PROVIDER_404)
     generation.check(provider, given_generation, generation.already_changed)
     ids = ids_for(conn, names)
     unknown = [n for n in names if n not in ids]
     if unknown:
         raise errors.BadRequest('No such trait %s' % ', '.join(unknown))
-    new_generation = _replace(conn, provider, set(ids.values()))
-    return new_generation, provider_traits(conn, provider['id'])
+    _replace(conn, provider, set(ids.values()))
+    # In the write's transaction: the generation it left.
+    return read_provider_traits(conn, uuid)
 
 
 def delete_for_provider(conn, uuid):
