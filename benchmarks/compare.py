@@ -33,24 +33,34 @@ def _timed_get(client, path, params):
     return t.seconds * 1000
 
 
-def alternate_queries(clients, clouds, samples):
+def alternate_queries(clients, clouds, samples, turn=1):
     """{shape: ([service's latencies], [reference's latencies])} in ms,
-    each shape's requests alternating between the two services after a
-    warm-up request to each."""
+    each shape's requests alternating between the two services in turns
+    of ``turn`` requests, after a warm-up request to each; ``samples``
+    per service, rounded up to whole turns.
+
+    Turns of one time each request right after the other service's. When
+    the reference takes tens of milliseconds and the service one, that
+    is not the same for both: each of the service's requests comes after
+    the reference's long one has pushed its process's memory out of the
+    caches, each of the reference's after the service's short one (see
+    benchmarks.rst, "One by one and in turns")."""
     shapes = [candidates.query_shapes(cloud) for cloud in clouds]
     requests = {name: [('/allocation_candidates', service_shapes[name])
                        for service_shapes in shapes]
                 for name in shapes[SERVICE]}
     requests['GET /resource_providers'] = [('/resource_providers', None)] * 2
+    turns = -(-samples // turn)
     results = {}
     for name, (mine, theirs) in requests.items():
         pairs = list(zip(clients, (mine, theirs)))
         for client, (path, params) in pairs:
             client.get(path, params=params)
         latencies = ([], [])
-        for _ in range(samples):
+        for _ in range(turns):
             for side, (client, (path, params)) in enumerate(pairs):
-                latencies[side].append(_timed_get(client, path, params))
+                for _ in range(turn):
+                    latencies[side].append(_timed_get(client, path, params))
         results[name] = latencies
     return results
 
@@ -86,6 +96,18 @@ def report(queries, loops):
     return figures, lines
 
 
+def whole_turn(text):
+    """A turn's length on the command line: a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            'a turn is a whole number of requests, at least 1: %r' % text)
+    return value
+
+
 def two_services_parser(description):
     """A parser taking the service and the reference, each a URL and the
     state file of its cloud, and the token for both."""
@@ -102,6 +124,9 @@ def parse_args(argv):
     parser = two_services_parser(__doc__.split('\n')[0])
     parser.add_argument('--samples', type=int, default=11,
                         help='timed requests per shape and service')
+    parser.add_argument('--turn', type=whole_turn, default=1,
+                        help='requests of a shape each service serves '
+                             'before the other\'s turn')
     parser.add_argument('--threads', type=int, default=4)
     parser.add_argument('--loop-seconds', type=float, default=10)
     parser.add_argument('--loop-rounds', type=int, default=3,
@@ -116,7 +141,7 @@ def main(argv=None):
                for url in (args.url, args.reference_url)]
     clouds = [candidates.load_cloud(path)
               for path in (args.state, args.reference_state)]
-    queries = alternate_queries(clients, clouds, args.samples)
+    queries = alternate_queries(clients, clouds, args.samples, args.turn)
     loops = alternate_loops(clients, args.threads, args.loop_seconds,
                             args.loop_rounds)
     figures, lines = report(queries, loops)

@@ -401,16 +401,22 @@ def measure_writes(sides, threads, seconds, rounds, seed):
 
 def measure_upstream(ours, upstream, args, loop=True):
     """Our side against upstream's on the same cloud: every candidate
-    shape alternating and, if ``loop``, the scheduler loop."""
+    shape alternating one by one and, if ``loop`` (the size of issue
+    18's target), in turns of ``--upstream-turn`` requests and the
+    scheduler loop."""
     say('[%s] candidate shapes ...' % upstream.label)
     clients = [ours.client, upstream.client]
-    queries = compare.alternate_queries(
-        clients, [ours.cloud, upstream.cloud],
-        args.samples if loop else args.upstream_samples)
+    clouds = [ours.cloud, upstream.cloud]
     figures = {'nodes': ours.nodes,
-               'queries': {name: [statistics.median(side) for side in pair]
-                           for name, pair in queries.items()}}
+               'queries': medians(compare.alternate_queries(
+                   clients, clouds,
+                   args.samples if loop else args.upstream_samples))}
     if loop:
+        say('[%s] candidate shapes in turns of %d ...' % (
+            upstream.label, args.upstream_turn))
+        figures['turn'] = args.upstream_turn
+        figures['queries_in_turns'] = medians(compare.alternate_queries(
+            clients, clouds, args.samples, args.upstream_turn))
         say('[%s] scheduler loop ...' % upstream.label)
         figures['loop'] = [
             {key: run[key] for key in (
@@ -419,6 +425,12 @@ def measure_upstream(ours, upstream, args, loop=True):
                 client, args.threads, args.loop_seconds)
                 for client in clients)]
     return figures
+
+
+def medians(queries):
+    """{shape: [each side's median ms]} of alternate_queries' latencies."""
+    return {name: [statistics.median(side) for side in pair]
+            for name, pair in queries.items()}
 
 
 def answers(sides):
@@ -439,9 +451,8 @@ def measure(sides, args):
     clouds = [side.cloud for side in sides]
     figures = {'answers': answers(sides)}
     say('candidate shapes ...')
-    queries = compare.alternate_queries(clients, clouds, args.samples)
-    figures['queries'] = {name: [statistics.median(side) for side in pair]
-                          for name, pair in queries.items()}
+    figures['queries'] = medians(
+        compare.alternate_queries(clients, clouds, args.samples))
     say('per-provider reads ...')
     paths = [provider_reads.reads(client, cloud)[0]
              for client, cloud in zip(clients, clouds)]
@@ -602,46 +613,67 @@ def table_rows(figures):
 UPSTREAM_TARGET = 30
 
 
-def upstream_rows(measured):
-    """{figure: [(ours, upstream's, times faster)] per size measured},
-    and the figures a target applies to."""
-    rows = collections.OrderedDict()
+def upstream_columns(measured):
+    """[(heading, {shape: [ours ms, upstream's ms]})]: each size's shapes
+    one by one, then in turns where they were (the reference size), and
+    the index of the column issue 18's target is checked on: the
+    reference size's turns if measured (see compare.alternate_queries),
+    else its one by one."""
+    columns = []
     for figures in measured:
-        for name in SHAPE_ROWS:
-            ours, theirs = figures['queries'][name]
-            rows.setdefault(name + ' ms', []).append(
-                (ours, theirs, theirs / ours))
-        if 'loop' in figures:
-            ours, theirs = figures['loop']
-            rows.setdefault('scheduler loop, claims/s', []).append((
-                ours['claims_per_second'], theirs['claims_per_second'],
-                ours['claims_per_second'] / theirs['claims_per_second']))
-            rows.setdefault('limit=10 inside the loop, median ms', []).append((
-                ours['limit10_median_ms'], theirs['limit10_median_ms'],
-                theirs['limit10_median_ms'] / ours['limit10_median_ms']))
+        size = format(figures['nodes'], ',')
+        columns.append((size, figures['queries']))
+        if 'queries_in_turns' in figures:
+            columns.append(('%s, turns of %d' % (size, figures['turn']),
+                            figures['queries_in_turns']))
+    return columns, (1 if 'queries_in_turns' in measured[0] else 0)
+
+
+def upstream_rows(measured):
+    """{figure: [(ours, upstream's, times faster)] per column of
+    upstream_columns} (the loop's in the first column only), the figures
+    a target applies to, the columns' headings and the target's
+    column."""
+    columns, target_column = upstream_columns(measured)
+    rows = collections.OrderedDict()
+    for name in SHAPE_ROWS:
+        rows[name + ' ms'] = [
+            (queries[name][0], queries[name][1],
+             queries[name][1] / queries[name][0])
+            for _, queries in columns]
+    loop = measured[0].get('loop')
+    if loop:
+        ours, theirs = loop
+        rows['scheduler loop, claims/s'] = [(
+            ours['claims_per_second'], theirs['claims_per_second'],
+            ours['claims_per_second'] / theirs['claims_per_second'])]
+        rows['limit=10 inside the loop, median ms'] = [(
+            ours['limit10_median_ms'], theirs['limit10_median_ms'],
+            theirs['limit10_median_ms'] / ours['limit10_median_ms'])]
     targeted = {name + ' ms' for name in SHAPE_ROWS
                 if name != 'GET /resource_providers'}
-    return rows, targeted
+    return rows, targeted, [heading for heading, _ in columns], \
+        target_column
 
 
 def render_upstream(measured):
-    """The table against upstream as lines, and whether the first size
-    (the reference's, where issue 18 sets the target) met it."""
-    rows, targeted = upstream_rows(measured)
+    """The table against upstream as lines, and whether the reference
+    size (the first measured, where issue 18 sets the target) met it."""
+    rows, targeted, headings, target_column = upstream_rows(measured)
     header = ['figure']
-    for figures in measured:
-        size = format(figures['nodes'], ',')
-        header += ['ours, %s' % size, 'upstream, %s' % size, 'faster']
-    header += ['target (%s)' % format(measured[0]['nodes'], ','), '']
+    for heading in headings:
+        header += ['ours, %s' % heading, 'upstream, %s' % heading,
+                   'faster']
+    header += ['target (%s)' % headings[target_column], '']
     body, passed = [], True
-    for name, sizes in rows.items():
+    for name, columns in rows.items():
         cells = [name]
-        for ours, theirs, faster in sizes:
+        for ours, theirs, faster in columns:
             cells += [shown(ours), shown(theirs), '%.1fx' % faster]
         cells += [''] * (len(header) - 2 - len(cells))
         mark = ''
         if name in targeted:
-            ok = sizes[0][2] >= UPSTREAM_TARGET
+            ok = columns[target_column][2] >= UPSTREAM_TARGET
             passed = passed and ok
             mark = 'pass' if ok else 'FAIL'
         cells += ['≥ %d×' % UPSTREAM_TARGET if name in targeted else '',
@@ -723,6 +755,12 @@ def parse_args(argv):
                              'a copy of the reference cloud, and of the '
                              'N-node cloud up to %s nodes (candidate '
                              'shapes only)' % format(UPSTREAM_MAX_NODES, ','))
+    parser.add_argument('--upstream-turn', type=compare.whole_turn,
+                        default=5,
+                        help='against upstream on the reference cloud, '
+                             'the shapes are also timed with each server '
+                             'answering this many requests in a row '
+                             '(issue 18\'s target is checked on these)')
     parser.add_argument('--upstream-samples', type=int, default=3,
                         help='requests per shape and side on the N-node '
                              'cloud against upstream')

@@ -1,6 +1,7 @@
 """``benchmarks.compare`` against a real HTTP server on the test database:
 every shape and the scheduler loop measured on both sides, in turns."""
 
+import io
 import json
 import os
 import threading
@@ -42,8 +43,8 @@ class TestCompare(testtools.TestCase):
         self.state = os.path.join(self.tmp, 'cloud.json')
         candidates.save_cloud(self.state, cloud)
 
-    def test_both_sides_measured_in_turns(self):
-        clients = [http_client.Client(self.url), http_client.Client(self.url)]
+    def _sides_of_each_request(self, clients):
+        """The index of the client of each request sent, in order."""
         sides = []
         real_get = http_client.Client.get
 
@@ -52,6 +53,11 @@ class TestCompare(testtools.TestCase):
             return real_get(client, path, params, expect)
         self.useFixture(fixtures.MonkeyPatch(
             'benchmarks.client.Client.get', get))
+        return sides
+
+    def test_both_sides_measured_in_turns(self):
+        clients = [http_client.Client(self.url), http_client.Client(self.url)]
+        sides = self._sides_of_each_request(clients)
         cloud = candidates.load_cloud(self.state)
         queries = compare.alternate_queries(clients, [cloud, cloud], 3)
         shapes = set(candidates.query_shapes(cloud)) | {
@@ -62,6 +68,29 @@ class TestCompare(testtools.TestCase):
             self.assertEqual(3, len(theirs))
         # Per shape: a warm-up to each side, then three turns each.
         self.assertEqual([0, 1] * 4 * len(shapes), sides)
+
+    def test_turns_of_several_requests(self):
+        clients = [http_client.Client(self.url), http_client.Client(self.url)]
+        sides = self._sides_of_each_request(clients)
+        cloud = candidates.load_cloud(self.state)
+        # Five samples in turns of two: rounded up to three turns each.
+        queries = compare.alternate_queries(clients, [cloud, cloud], 5,
+                                            turn=2)
+        for mine, theirs in queries.values():
+            self.assertEqual(6, len(mine))
+            self.assertEqual(6, len(theirs))
+        per_shape = [0, 1] + [0, 0, 1, 1] * 3
+        self.assertEqual(per_shape * len(queries), sides)
+
+    def test_a_turn_is_at_least_one_request(self):
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
+        common = ['--url', self.url, '--state', self.state,
+                  '--reference-url', self.url, '--reference-state',
+                  self.state]
+        for bad in ('0', '-2', 'two'):
+            self.assertRaises(SystemExit, compare.parse_args,
+                              common + ['--turn', bad])
+        self.assertEqual(3, compare.parse_args(common + ['--turn', '3']).turn)
 
     def test_main_reports_every_shape_and_the_loop(self):
         out = os.path.join(self.tmp, 'figures.json')

@@ -146,6 +146,37 @@ class TestUpstreamTargets(testtools.TestCase):
         self.assertFalse(passed)
         self.assertEqual('FAIL', found['traits ms'])
 
+    def test_checked_on_the_turns_where_measured(self):
+        figures = upstream_figures(1000, 10.0, 200.0, loop=True)
+        figures.update(turn=5, queries_in_turns={
+            name: [5.0, 200.0] for name in scale.SHAPE_ROWS})
+        found, passed = upstream_marks([figures])
+        self.assertTrue(passed)
+        self.assertEqual('pass', found['member_of ms'])
+        figures['queries_in_turns']['member_of'] = [8.0, 200.0]
+        found, passed = upstream_marks([figures])
+        self.assertFalse(passed)
+        self.assertEqual('FAIL', found['member_of ms'])
+        self.assertEqual('pass', found['traits ms'])
+
+    def test_turns_have_columns_of_their_own(self):
+        figures = upstream_figures(1000, 10.0, 200.0, loop=True)
+        figures.update(turn=5, queries_in_turns={
+            name: [5.0, 200.0] for name in scale.SHAPE_ROWS})
+        lines, _ = scale.render_upstream([
+            figures, upstream_figures(10000, 100.0, 200.0)])
+        header = [cell.strip() for cell in lines[0].split('|')[1:-1]]
+        self.assertEqual(
+            ['figure', 'ours, 1,000', 'upstream, 1,000', 'faster',
+             'ours, 1,000, turns of 5', 'upstream, 1,000, turns of 5',
+             'faster', 'ours, 10,000', 'upstream, 10,000', 'faster',
+             'target (1,000, turns of 5)', ''], header)
+        member_of = [cell.strip() for cell in lines[2 + list(
+            scale.SHAPE_ROWS).index('member_of')].split('|')[1:-1]]
+        self.assertEqual(['10.0', '200.0', '20.0x', '5.00', '200.0',
+                          '40.0x', '100.0', '200.0', '2.0x'],
+                         member_of[1:10])
+
 
 class TestProc(testtools.TestCase):
 
