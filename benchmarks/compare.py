@@ -44,7 +44,8 @@ def alternate_queries(clients, clouds, samples, turn=1):
     is not the same for both: each of the service's requests comes after
     the reference's long one has pushed its process's memory out of the
     caches, each of the reference's after the service's short one (see
-    benchmarks.rst, "One by one and in turns")."""
+    doc/source/contributor/benchmarks.rst, "One command per cloud
+    size")."""
     shapes = [candidates.query_shapes(cloud) for cloud in clouds]
     requests = {name: [('/allocation_candidates', service_shapes[name])
                        for service_shapes in shapes]
