@@ -4,11 +4,11 @@ the services, with the ratio of each pair of medians.
 
 A shared machine's speed drifts by tens of percent within minutes, so
 two runs of ``benchmarks.candidates`` a few minutes apart can move a
-ratio by half. Here each shape's requests alternate one by one between
-the services, and the scheduler loop alternates in short runs, so a
-drift slows both alike. Each service is described by the state file its
-population wrote (``benchmarks.candidates --state`` or
-``benchmarks.sql_cloud --state``):
+ratio by half. Here each shape's requests alternate between the
+services, one by one or in turns of ``--turn`` requests, and the
+scheduler loop alternates in short runs, so a drift slows both alike.
+Each service is described by the state file its population wrote
+(``benchmarks.candidates --state`` or ``benchmarks.sql_cloud --state``):
 
     python -m benchmarks.compare \\
         --url http://127.0.0.1:8779 --state /tmp/ours1000.json \\
@@ -39,7 +39,8 @@ def alternate_queries(clients, clouds, samples, turn=1):
     of ``turn`` requests, after a warm-up request to each; ``samples``
     per service, rounded up to whole turns.
 
-    Turns of one time each request right after the other service's. When
+    With turns of one, each request is timed right after the other
+    service's. When
     the reference takes tens of milliseconds and the service one, that
     is not the same for both: each of the service's requests comes after
     the reference's long one has pushed its process's memory out of the
@@ -77,15 +78,17 @@ def alternate_loops(clients, threads, seconds, rounds):
     return rates
 
 
-def report(queries, loops):
+def report(queries, loops, turn=1):
     """The figures as a dict, and the lines that print them: medians and
-    how many times faster the service is than the reference."""
+    how many times faster the service is than the reference, with the
+    requests per service and the turn they were timed in."""
     figures, lines = {}, []
     for name, (mine, theirs) in queries.items():
         ours, reference = statistics.median(mine), statistics.median(theirs)
         figures[name] = {'median_ms': round(ours, 2),
                          'reference_median_ms': round(reference, 2),
-                         'times_faster': round(reference / ours, 2)}
+                         'times_faster': round(reference / ours, 2),
+                         'samples': len(mine), 'turn': turn}
         lines.append('%-28s %8.1f ms  reference %8.1f ms  %6.1fx' % (
             name, ours, reference, reference / ours))
     ours, reference = (statistics.median(rates) for rates in loops)
@@ -97,15 +100,16 @@ def report(queries, loops):
     return figures, lines
 
 
-def whole_turn(text):
-    """A turn's length on the command line: a whole number above 0."""
+def at_least_one(text):
+    """A count on the command line (samples, a turn's requests): a whole
+    number, at least 1."""
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(
-            'a turn is a whole number of requests, at least 1: %r' % text)
+            'a whole number, at least 1: %r' % text)
     return value
 
 
@@ -123,9 +127,9 @@ def two_services_parser(description):
 
 def parse_args(argv):
     parser = two_services_parser(__doc__.split('\n')[0])
-    parser.add_argument('--samples', type=int, default=11,
+    parser.add_argument('--samples', type=at_least_one, default=11,
                         help='timed requests per shape and service')
-    parser.add_argument('--turn', type=whole_turn, default=1,
+    parser.add_argument('--turn', type=at_least_one, default=1,
                         help='requests of a shape each service serves '
                              'before the other\'s turn')
     parser.add_argument('--threads', type=int, default=4)
@@ -145,7 +149,7 @@ def main(argv=None):
     queries = alternate_queries(clients, clouds, args.samples, args.turn)
     loops = alternate_loops(clients, args.threads, args.loop_seconds,
                             args.loop_rounds)
-    figures, lines = report(queries, loops)
+    figures, lines = report(queries, loops, args.turn)
     for line in lines:
         print(line)
     if args.json:

@@ -407,16 +407,18 @@ def measure_upstream(ours, upstream, args, loop=True):
     say('[%s] candidate shapes ...' % upstream.label)
     clients = [ours.client, upstream.client]
     clouds = [ours.cloud, upstream.cloud]
-    figures = {'nodes': ours.nodes,
-               'queries': medians(compare.alternate_queries(
-                   clients, clouds,
-                   args.samples if loop else args.upstream_samples))}
+    one_by_one = compare.alternate_queries(
+        clients, clouds, args.samples if loop else args.upstream_samples)
+    figures = {'nodes': ours.nodes, 'queries': medians(one_by_one),
+               'samples': samples_of(one_by_one)}
     if loop:
         say('[%s] candidate shapes in turns of %d ...' % (
             upstream.label, args.upstream_turn))
-        figures['turn'] = args.upstream_turn
-        figures['queries_in_turns'] = medians(compare.alternate_queries(
-            clients, clouds, args.samples, args.upstream_turn))
+        in_turns = compare.alternate_queries(clients, clouds, args.samples,
+                                             args.upstream_turn)
+        figures.update(turn=args.upstream_turn,
+                       queries_in_turns=medians(in_turns),
+                       samples_in_turns=samples_of(in_turns))
         say('[%s] scheduler loop ...' % upstream.label)
         figures['loop'] = [
             {key: run[key] for key in (
@@ -431,6 +433,12 @@ def medians(queries):
     """{shape: [each side's median ms]} of alternate_queries' latencies."""
     return {name: [statistics.median(side) for side in pair]
             for name, pair in queries.items()}
+
+
+def samples_of(queries):
+    """How many requests of each shape alternate_queries timed per side
+    (the same for every shape and side)."""
+    return len(next(iter(queries.values()))[0])
 
 
 def answers(sides):
@@ -622,7 +630,7 @@ def upstream_columns(measured):
     columns = []
     for figures in measured:
         size = format(figures['nodes'], ',')
-        columns.append((size, figures['queries']))
+        columns.append(('%s, one by one' % size, figures['queries']))
         if 'queries_in_turns' in figures:
             columns.append(('%s, turns of %d' % (size, figures['turn']),
                             figures['queries_in_turns']))
@@ -742,9 +750,10 @@ def parse_args(argv):
     parser.add_argument('--server-threads', type=int, default=4)
     parser.add_argument('--threads', type=int, default=4,
                         help='scheduler loop and writer threads')
-    parser.add_argument('--samples', type=int, default=11,
+    parser.add_argument('--samples', type=compare.at_least_one, default=11,
                         help='timed requests per candidate shape and side')
-    parser.add_argument('--read-samples', type=int, default=51)
+    parser.add_argument('--read-samples', type=compare.at_least_one,
+                        default=51)
     parser.add_argument('--loop-seconds', type=float, default=10)
     parser.add_argument('--loop-rounds', type=int, default=3,
                         help='scheduler loop and write runs per side')
@@ -755,13 +764,14 @@ def parse_args(argv):
                              'a copy of the reference cloud, and of the '
                              'N-node cloud up to %s nodes (candidate '
                              'shapes only)' % format(UPSTREAM_MAX_NODES, ','))
-    parser.add_argument('--upstream-turn', type=compare.whole_turn,
+    parser.add_argument('--upstream-turn', type=compare.at_least_one,
                         default=5,
                         help='against upstream on the reference cloud, '
                              'the shapes are also timed with each server '
                              'answering this many requests in a row '
                              '(issue 18\'s target is checked on these)')
-    parser.add_argument('--upstream-samples', type=int, default=3,
+    parser.add_argument('--upstream-samples', type=compare.at_least_one,
+                        default=3,
                         help='requests per shape and side on the N-node '
                              'cloud against upstream')
     parser.add_argument('--warm-seconds', type=float,

@@ -5,6 +5,7 @@ import io
 import json
 import os
 import threading
+import types
 from wsgiref import simple_server
 
 import fixtures
@@ -13,6 +14,7 @@ import testtools
 from benchmarks import candidates
 from benchmarks import client as http_client
 from benchmarks import compare
+from benchmarks import scale
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from tests.server import fixtures as api_fixtures
@@ -82,23 +84,50 @@ class TestCompare(testtools.TestCase):
         per_shape = [0, 1] + [0, 0, 1, 1] * 3
         self.assertEqual(per_shape * len(queries), sides)
 
-    def test_a_turn_is_at_least_one_request(self):
+    def test_counts_are_at_least_one(self):
         self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
         common = ['--url', self.url, '--state', self.state,
                   '--reference-url', self.url, '--reference-state',
                   self.state]
-        for bad in ('0', '-2', 'two'):
-            self.assertRaises(SystemExit, compare.parse_args,
-                              common + ['--turn', bad])
-        self.assertEqual(3, compare.parse_args(common + ['--turn', '3']).turn)
+        for option in ('--turn', '--samples'):
+            for bad in ('0', '-2', 'two', '1.5'):
+                self.assertRaises(SystemExit, compare.parse_args,
+                                  common + [option, bad])
+        args = compare.parse_args(common + ['--turn', '3', '--samples', '4'])
+        self.assertEqual((3, 4), (args.turn, args.samples))
+
+    def test_against_upstream_one_by_one_and_in_turns(self):
+        """benchmarks.scale's comparison with upstream, here between two
+        clients of one server: one by one at every size, in turns and the
+        scheduler loop at the reference's."""
+        cloud = candidates.load_cloud(self.state)
+        ours, theirs = (types.SimpleNamespace(
+            client=http_client.Client(self.url), cloud=cloud, nodes=8,
+            label=label) for label in ('ours', 'upstream'))
+        args = types.SimpleNamespace(samples=3, upstream_samples=2,
+                                     upstream_turn=2, threads=1,
+                                     loop_seconds=0.3)
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', io.StringIO()))
+        shapes = set(candidates.query_shapes(cloud)) | {
+            'GET /resource_providers'}
+        reference = scale.measure_upstream(ours, theirs, args, loop=True)
+        self.assertEqual(shapes, set(reference['queries']))
+        self.assertEqual(shapes, set(reference['queries_in_turns']))
+        # Three samples in turns of two: two turns, four requests.
+        self.assertEqual((3, 2, 4), (reference['samples'], reference['turn'],
+                                     reference['samples_in_turns']))
+        self.assertEqual(2, len(reference['loop']))
+        larger = scale.measure_upstream(ours, theirs, args, loop=False)
+        self.assertEqual(2, larger['samples'])
+        self.assertEqual({'nodes', 'queries', 'samples'}, set(larger))
 
     def test_main_reports_every_shape_and_the_loop(self):
         out = os.path.join(self.tmp, 'figures.json')
         self.assertEqual(0, compare.main([
             '--url', self.url, '--state', self.state,
             '--reference-url', self.url, '--reference-state', self.state,
-            '--samples', '2', '--threads', '1', '--loop-seconds', '0.3',
-            '--loop-rounds', '2', '--json', out]))
+            '--samples', '2', '--turn', '2', '--threads', '1',
+            '--loop-seconds', '0.3', '--loop-rounds', '2', '--json', out]))
         with open(out) as f:
             figures = json.load(f)
         loop = figures.pop('scheduler loop')
@@ -107,6 +136,7 @@ class TestCompare(testtools.TestCase):
         self.assertGreater(loop['reference_claims_per_second'], 0)
         for name, shape in figures.items():
             self.assertGreater(shape['median_ms'], 0, name)
+            self.assertEqual((2, 2), (shape['samples'], shape['turn']), name)
             # The same ratio, but for the rounding of the figures.
             ratio = shape['reference_median_ms'] / shape['median_ms']
             self.assertAlmostEqual(1, ratio / shape['times_faster'],

@@ -101,6 +101,15 @@ class TestBaselineTargets(testtools.TestCase):
                           'target', ''],
                          [cell.strip() for cell in lines[0].split('|')[1:-1]])
 
+    def test_counts_are_at_least_one(self):
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
+        self.assertEqual(5, scale.parse_args(['--nodes', '1000'])
+                         .upstream_turn)
+        for option in ('--upstream-turn', '--samples', '--read-samples',
+                       '--upstream-samples'):
+            self.assertRaises(SystemExit, scale.parse_args,
+                              ['--nodes', '1000', option, '0'])
+
     def test_baseline_with_upstream_refused(self):
         self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
         self.assertRaises(SystemExit, scale.parse_args, [
@@ -167,9 +176,11 @@ class TestUpstreamTargets(testtools.TestCase):
             figures, upstream_figures(10000, 100.0, 200.0)])
         header = [cell.strip() for cell in lines[0].split('|')[1:-1]]
         self.assertEqual(
-            ['figure', 'ours, 1,000', 'upstream, 1,000', 'faster',
+            ['figure', 'ours, 1,000, one by one',
+             'upstream, 1,000, one by one', 'faster',
              'ours, 1,000, turns of 5', 'upstream, 1,000, turns of 5',
-             'faster', 'ours, 10,000', 'upstream, 10,000', 'faster',
+             'faster', 'ours, 10,000, one by one',
+             'upstream, 10,000, one by one', 'faster',
              'target (1,000, turns of 5)', ''], header)
         member_of = [cell.strip() for cell in lines[2 + list(
             scale.SHAPE_ROWS).index('member_of')].split('|')[1:-1]]
