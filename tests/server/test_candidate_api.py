@@ -314,14 +314,17 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
     def test_a_large_cloud_answered_from_the_kept_structure(self, cloud,
                                                             data):
         """The same with every cloud counted as large (above
-        WHOLE_READ_TREES): the first request reads windows while a
-        thread of the worker reads every tree to keep it (PostgreSQL;
-        elsewhere large clouds are always read in windows). After claims
-        change the usage, twice, each request -- narrowed by member_of
-        or required traits or not -- is answered from the kept structure
+        WHOLE_READ_TREES and REPLACED_APART_FROM): the first request
+        reads windows while a thread of the worker reads every tree to
+        keep it (PostgreSQL; elsewhere large clouds are always read in
+        windows). After claims change the usage of one provider or of
+        all, three times, each request -- narrowed by member_of or
+        required traits or not -- is answered from the kept structure
         brought up to date with the usage totals changed since its last
-        read: the oracle's answer for the cloud as it is then."""
+        read (the inventories replaced kept apart, or written whole
+        again): the oracle's answer for the cloud as it is then."""
         self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
+        self.patch(cs, 'REPLACED_APART_FROM', 0)
         candidate_fetch._kept.clear()
         version, pairs, _, _ = cloud_db.drawn_example(self.db, cloud, data)
         limit = data.draw(st.sampled_from([None, 1, 2]))
@@ -337,9 +340,15 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
                    and not any(group.in_tree for group in request.groups))
         self.assertEqual(follows, kept is not None)
         reads = cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
-        for _ in range(2):
-            cloud.used = {uuid: {rc: data.draw(props.USED) for rc in classes}
-                          for uuid, classes in cloud.inventory.items()}
+        for _ in range(3):
+            changed = sorted(cloud.inventory)
+            if changed and data.draw(st.booleans()):
+                changed = [data.draw(st.sampled_from(changed))]
+            used = dict(cloud.used)
+            for uuid in changed:
+                used[uuid] = {rc: data.draw(props.USED)
+                              for rc in cloud.inventory[uuid]}
+            cloud.used = used
             cloud_db.rewrite_usage(self.db, cloud)
             status, body = cloud_db.get_candidates(self.app, version, pairs)
             self.assertEqual(200, status, body)

@@ -1081,9 +1081,10 @@ class _KeptStructure:
 
     def _rebuilt(self, inventories, usage_rows):
         """``inventories`` with those whose usage differs from
-        ``usage_rows`` rebuilt; a provider's dict is replaced, never
-        changed, since other requests' snapshots hold it."""
-        rebuilt, copied = None, set()
+        ``usage_rows`` rebuilt (candidate_search.with_replaced); neither
+        a provider's dict nor the mapping of them is changed, since other
+        requests' snapshots hold them."""
+        changed = {}
         for key, used in usage_rows:
             uuid = self.uuid_of.get(key // _KEY_SHIFT)
             name = self.class_names.get(key % _KEY_SHIFT)
@@ -1094,15 +1095,14 @@ class _KeptStructure:
                 continue
             if old.used == used:
                 continue
-            if rebuilt is None:
-                rebuilt = dict(inventories)
-            if uuid not in copied:
-                rebuilt[uuid] = dict(rebuilt[uuid])
-                copied.add(uuid)
-            rebuilt[uuid][name] = candidate_search.Inventory(
+            if uuid not in changed:
+                changed[uuid] = dict(inventories[uuid])
+            changed[uuid][name] = candidate_search.Inventory(
                 old.total, old.reserved, old.min_unit, old.max_unit,
                 old.step_size, old.allocation_ratio, used)
-        return inventories if rebuilt is None else rebuilt
+        if not changed:
+            return inventories
+        return candidate_search.with_replaced(inventories, changed)
 
 
 _NO_INVENTORIES = {}

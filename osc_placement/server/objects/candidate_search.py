@@ -41,8 +41,10 @@ Deliberate differences from upstream (all where upstream is accidental):
 """
 
 import collections
+import collections.abc
 import dataclasses
 import itertools
+import math
 import operator
 import random
 import threading
@@ -120,12 +122,81 @@ class Inventory:
                 and amount <= self.max_unit)
 
 
+# A kept structure of at least this many providers keeps the inventories
+# a usage change replaced apart from the dict of every provider's
+# (ReplacedInventories); a smaller one copies that dict. Each lookup
+# through the overlay is a Python call: measured in process after a claim
+# at 1,000 compute nodes (1,350 providers), required traits took 4.79 ms
+# through it against 3.04 copying; at 100,000 (135,000 providers) the
+# scheduler's limit=10 request took 2.04 ms against 4.59, of which the
+# copy and the freeing of the copy it replaced were 3.1 ms.
+REPLACED_APART_FROM = 50000
+
+
+class ReplacedInventories(collections.abc.Mapping):
+    """Snapshot.inventories of a kept structure after usage changed: the
+    providers whose inventories were rebuilt since (``replaced``, a few)
+    over every provider's (``base``), a dict the snapshots of many
+    requests share. Neither dict changes once a snapshot holds it, and
+    ``replaced`` holds only providers of ``base``. See
+    REPLACED_APART_FROM for the clouds it is used for, and with_replaced
+    for how it is built."""
+
+    __slots__ = ('base', 'replaced')
+
+    def __init__(self, base, replaced):
+        self.base = base
+        self.replaced = replaced
+
+    def __getitem__(self, uuid):
+        found = self.replaced.get(uuid)
+        return self.base[uuid] if found is None else found
+
+    def get(self, uuid, default=None):
+        found = self.replaced.get(uuid)
+        return self.base.get(uuid, default) if found is None else found
+
+    def __contains__(self, uuid):
+        return uuid in self.base
+
+    def __iter__(self):
+        return iter(self.base)
+
+    def __len__(self):
+        return len(self.base)
+
+
+def with_replaced(inventories, changed):
+    """``inventories`` (a dict or ReplacedInventories, left as they are)
+    with the providers of ``changed`` (uuid -> their new inventories,
+    each a provider of ``inventories``) replaced: a new dict below
+    REPLACED_APART_FROM providers, else a ReplacedInventories.
+
+    Those replaced since the last whole dict are copied for each change,
+    and the whole dict is written again once they pass the square root
+    of four times its size, where a request pays on average about as
+    much for either: for ``c`` providers replaced per change and ``n`` in
+    all, ``k`` replaced cost ``k / 2`` per change and a rewrite ``n * c /
+    k``, equal at ``k = sqrt(2 n c)``, with ``c`` about 2."""
+    if isinstance(inventories, ReplacedInventories):
+        base, replaced = inventories.base, {**inventories.replaced,
+                                            **changed}
+    else:
+        base, replaced = inventories, changed
+    if (len(base) < REPLACED_APART_FROM
+            or len(replaced) > math.isqrt(4 * len(base))):
+        return {**base, **replaced}
+    return ReplacedInventories(base, replaced)
+
+
 @dataclasses.dataclass
 class Snapshot:
     """What the search knows about the cloud.
 
     providers:   uuid -> Provider (parent and root uuids filled in)
-    inventories: uuid -> {resource class: Inventory (with current usage)}
+    inventories: uuid -> {resource class: Inventory (with current usage)}:
+                 a dict, or for a large kept structure after usage
+                 changed a ReplacedInventories
     traits:      uuid -> frozenset of trait names
     aggregates:  uuid -> frozenset of aggregate uuids
     anchors:     sharing provider uuid -> frozenset of root uuids of every
