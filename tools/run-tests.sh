@@ -4,7 +4,7 @@
 #
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
-#                                      compat | lint | docs
+#                                      compat | upstream-client | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -55,10 +55,18 @@ has_tests() {
 # Run one stestr suite and add its counts to the totals.
 run_suite() {
     local label=$1 path=$2
+    run_counted "$label" stestr --test-path "$path" --top-dir ./ run \
+        ${STESTR_ARGS:-}
+}
+
+# Run a command that ends with stestr's summary; add its counts.
+run_counted() {
+    local label=$1
+    shift
     echo "=== $label"
     local log
     log=$(mktemp)
-    stestr --test-path "$path" --top-dir ./ run ${STESTR_ARGS:-} 2>&1 | tee "$log" \
+    "$@" 2>&1 | tee "$log" \
         | grep -E '^(FAIL|ERROR)|^ - (Passed|Failed|Skipped)|^Ran |Traceback' || true
     local status=${PIPESTATUS[0]}
     local p f s
@@ -70,8 +78,9 @@ run_suite() {
         f=1   # the suite did not even load: count it as a failure
     fi
     if [ "${f:-0}" -gt 0 ]; then
-        # The details of each failure, so a red CI log says what broke.
-        stestr failing 2>&1 | head -300
+        # The details of each failure, so a red CI log says what broke:
+        # stestr's own report of them, from the run's output.
+        sed -n '/^{[0-9]*} .*\.\.\. FAILED/,/^======$/p' "$log" | head -300
     fi
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
     skipped=$((skipped + ${s:-0}))
@@ -132,7 +141,15 @@ run_compat() {
     run_on_databases compat
 }
 
-suites=${*:-lint docs unit server functional compat}
+# Upstream osc-placement's own functional suite, run with our client against
+# upstream Placement (tools/upstream-client-functional.sh): the drop-in
+# promise, checked on every run.
+run_upstream_client() {
+    run_counted "upstream osc-placement functional suite, our client" \
+        "$top/tools/upstream-client-functional.sh"
+}
+
+suites=${*:-lint docs unit server functional compat upstream-client}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -140,7 +157,8 @@ for suite in $suites; do
         unit) run_suite unit ./tests/unit ;;
         server|functional) run_on_databases "$suite" ;;
         compat) run_compat ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, lint, docs)"; exit 2 ;;
+        upstream-client) run_upstream_client ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, upstream-client, lint, docs)"; exit 2 ;;
     esac
 done
 
