@@ -50,12 +50,13 @@ class ShowUsage(common.PlacementCommand, lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('uuid', metavar='<uuid>',
-                            help='UUID of the resource provider')
+                            help=common.NAME_OR_UUID_HELP)
         return parser
 
     def take_action(self, parsed_args):
+        uuid = common.provider_uuid(self, parsed_args.uuid)
         usages = self.get_json(
-            PROVIDER_USAGES_URL.format(uuid=parsed_args.uuid))['usages']
+            PROVIDER_USAGES_URL.format(uuid=uuid))['usages']
         return CLASS_COLUMNS, class_rows(usages)
 
 
