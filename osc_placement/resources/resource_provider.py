@@ -243,23 +243,25 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         return self.provider_result(provider)
 
 
-# The command that shows what stops a delete, by the 409's error code (the
-# server sends codes from feature ``error_codes``; before, its text says).
+# The command that shows what stops a delete, by the 409's error code, or
+# by a word of its text where the server gives no code (before feature
+# ``error_codes``) or the undefined one.
 DELETE_CONFLICT_HINTS = (
     ('placement.resource_provider.cannot_delete_parent', 'child',
      'openstack resource provider tree show %s'),
     ('placement.resource_provider.inuse', 'allocations',
      'openstack resource provider consumer list %s'),
 )
+NO_ERROR_CODE = (None, 'placement.undefined_code')
 
 
 def delete_conflict_hint(exc, provider):
     """``. See: <command>`` naming what shows the children or consumers
     that stop the delete of ``provider``; '' for another conflict."""
     code = common.error_code(exc)
-    text = str(exc)
     for hint_code, word, see in DELETE_CONFLICT_HINTS:
-        if code == hint_code or (code is None and word in text):
+        if code == hint_code or (code in NO_ERROR_CODE
+                                 and word in exc.message):
             return '. See: ' + see % provider
     return ''
 
