@@ -176,15 +176,47 @@ class translated_errors:
 def http_error_to_exception(exc):
     status = exc.http_status
     detail = error_detail(exc.response)
+    suffix = request_id_suffix(exc)
     if 400 <= status < 500:
-        cls = _EXCEPTION_BY_STATUS.get(status)
+        cls = _TRACED_BY_STATUS.get(status)
         if cls is not None:
-            return cls(status, detail)
-        return osc_exc.CommandError('%s (HTTP %s)' % (detail, status))
-    request_id = getattr(exc, 'request_id', None)
-    suffix = ' (Request-ID: %s)' % request_id if request_id else ''
+            error = cls(status, detail)
+            error.trace = suffix
+            return error
+        return osc_exc.CommandError('%s (HTTP %s)%s'
+                                    % (detail, status, suffix))
     return osc_exc.CommandError(
         'Placement server error: %s (HTTP %s)%s' % (detail, status, suffix))
+
+
+# --- Request ids at the end of an error, to find it in the server's log.
+
+def request_id_suffix(exc):
+    """`` (Request-ID: req-...)``: the id the server gave the failed
+    request in ``x-openstack-request-id`` (both Placements send it;
+    keystoneauth1 reads it), or '' when there was none."""
+    request_id = getattr(exc, 'request_id', None)
+    return ' (Request-ID: %s)' % request_id if request_id else ''
+
+
+class _TracedError:
+    """An osc-lib ``ClientException`` whose text is upstream's
+    (``<detail> (HTTP 404)``) followed by the request id suffix
+    (``trace``) and by a ``hint`` a command may add."""
+
+    trace = ''
+    hint = ''
+
+    def __str__(self):
+        return '%s%s%s' % (super().__str__(), self.trace, self.hint)
+
+
+# The classes of _EXCEPTION_BY_STATUS, traced; each still is its osc-lib
+# class, so ``except NotFound`` goes on working.
+_TRACED_BY_STATUS = {
+    status: type(cls.__name__, (_TracedError, cls), {})
+    for status, cls in _EXCEPTION_BY_STATUS.items()
+}
 
 
 def error_detail(response):

@@ -19,7 +19,7 @@ SET_GATES = (
 
 def _add_provider_argument(parser):
     parser.add_argument('uuid', metavar='<uuid>',
-                        help='UUID of the resource provider')
+                        help=common.NAME_OR_UUID_HELP)
 
 
 def _rows(body):
@@ -41,8 +41,8 @@ class ListAggregate(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        return COLUMNS, _rows(self.get_json(
-            AGGREGATES_URL.format(uuid=parsed_args.uuid)))
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        return COLUMNS, _rows(self.get_json(AGGREGATES_URL.format(uuid=uuid)))
 
 
 class SetAggregate(common.PlacementCommand, lister.Lister):
@@ -79,7 +79,8 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, SET_GATES)
-        url = AGGREGATES_URL.format(uuid=parsed_args.uuid)
+        url = AGGREGATES_URL.format(
+            uuid=common.provider_uuid(self, parsed_args.uuid))
         body = self._body(parsed_args.aggregate, parsed_args.generation)
         return COLUMNS, _rows(
             self.placement.request('PUT', url, json=body).json())

@@ -55,15 +55,19 @@ def consumer_url(consumer):
     return '%s/%s' % (BASE_URL, consumer)
 
 
-def parse_allocations(allocation_strings):
+def parse_allocations(allocation_strings, provider_uuid=None):
     """``--allocation`` strings as ``{provider: {resource class: amount}}``.
 
-    Strings naming the same provider are merged; giving one class two
-    different amounts on one provider is an error.
+    ``provider_uuid`` turns each ``rp=`` value into the provider's UUID,
+    once every string has parsed. Strings naming the same provider are
+    merged; giving one class two different amounts on one provider is an
+    error.
     """
+    parsed = [_parse_allocation(text) for text in allocation_strings]
     allocations = {}
-    for text in allocation_strings:
-        provider, resources = _parse_allocation(text)
+    for provider, resources in parsed:
+        if provider_uuid is not None:
+            provider = provider_uuid(provider)
         merged = allocations.setdefault(provider, {})
         for rc, amount in resources.items():
             if merged.get(rc, amount) != amount:
@@ -180,7 +184,8 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
             metavar='<rp=resource-provider-id,'
                     'resource-class-name=amount-of-resource-used>',
             action='append', default=[],
-            help='Create (or update) an allocation of a resource class. '
+            help='Create (or update) an allocation of a resource class; '
+                 '``rp`` is the name or UUID of the resource provider. '
                  'Specify option multiple times to set multiple '
                  'allocations; strings for the same provider are merged.')
         self._add_consumer_options(parser)
@@ -211,7 +216,8 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
     def take_action(self, parsed_args):
         ver = version.get_version(self)
         self._require_consumer_options(parsed_args, ver)
-        allocations = parse_allocations(parsed_args.allocation)
+        allocations = parse_allocations(
+            parsed_args.allocation, common.provider_uuid_lookup(self))
         if not allocations:
             raise exceptions.CommandError(
                 'At least one resource allocation must be specified')
@@ -277,8 +283,8 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
         parser.add_argument(
             '--provider', metavar='provider_uuid', action='append',
             default=[],
-            help='UUID of a resource provider from which to remove the '
-                 'consumer\'s allocations, for example the source compute '
+            help='Name or UUID of a resource provider from which to remove '
+                 'the consumer\'s allocations, for example the source compute '
                  'node after an evacuation. May be repeated. Omit it to '
                  'remove the allocations from every provider (of the '
                  'classes given with ``--resource-class``, if any).')
@@ -304,8 +310,10 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
             self.require_feature('consumer_types')
         url = consumer_url(parsed_args.uuid)
         current = self.get_json(url)
+        providers = [common.provider_uuid(self, provider)
+                     for provider in parsed_args.provider]
         remaining = remove_allocations(
-            current.get('allocations', {}), parsed_args.provider,
+            current.get('allocations', {}), providers,
             parsed_args.resource_class)
         self._write_back(url, current, remaining, parsed_args, ver)
         return allocation_table(self.get_json(url), ver)

@@ -163,6 +163,9 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
         validate(self, parsed_args, groups, ver)
+        for group in groups.values():
+            if group['in_tree']:
+                group['in_tree'] = common.provider_uuid(self, group['in_tree'])
         query = build_query(parsed_args, groups, LOG)
         body = self.get_json(BASE_URL, **query)
         return candidate_table(body, shown_columns(parsed_args, ver))
@@ -235,9 +238,10 @@ def add_options(parser):
     parser.add_argument(
         '--in-tree', metavar='<in_tree>', action=GroupOptionAction,
         help=version.render(
-            'UUID of a resource provider: only providers in its tree are '
-            'used (for the group, after ``--group``). This option requires '
-            'at least ``--os-placement-api-version {candidate_in_tree}``.'))
+            'Name or UUID of a resource provider: only providers in its '
+            'tree are used (for the group, after ``--group``). This option '
+            'requires at least '
+            '``--os-placement-api-version {candidate_in_tree}``.'))
     parser.add_argument(
         '--root-required', metavar='<trait>', action='append', default=[],
         help=version.render(

@@ -68,8 +68,8 @@ def add_provider_or_aggregate_argument(parser):
     with upstream's help text."""
     parser.add_argument(
         'uuid', metavar='<uuid>',
-        help='UUID of the resource provider or UUID of the aggregate, if '
-             '--aggregate is specified')
+        help='Name or UUID of the resource provider, or UUID of the '
+             'aggregate if --aggregate is specified')
 
 
 def aggregate_members(command, aggregate):

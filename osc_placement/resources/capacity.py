@@ -284,7 +284,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         parser.add_argument(
             '--in-tree', metavar='<uuid>',
             help=version.render(
-                'Only providers in the tree of this provider. This option '
+                'Only providers in the tree of this provider (name or '
+                'UUID). This option '
                 'requires at least '
                 '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
@@ -317,6 +318,9 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         request = (parse_fit(parsed_args.fit)
                    if parsed_args.fit is not None else None)
         common.check_option_gates(self, parsed_args, GATES)
+        if parsed_args.in_tree:
+            parsed_args.in_tree = common.provider_uuid(
+                self, parsed_args.in_tree)
         self._check_classes(parsed_args.resource_class or list(request or ()))
         listed = self.get_json(
             PROVIDERS_URL, **self._query(parsed_args))['resource_providers']

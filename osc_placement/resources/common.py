@@ -282,6 +282,12 @@ def back_off(exc, attempt, sleep=None):
     (sleep or time.sleep)(delay * random.uniform(0.5, 1.5))
 
 
+def error_code(exc):
+    """The server's error code of a translated failure; None before
+    feature ``error_codes`` or for a body that is not Placement's."""
+    return _error_code(getattr(exc, '__cause__', None))
+
+
 def _error_code(cause):
     try:
         return cause.response.json()['errors'][0].get('code')
@@ -360,33 +366,67 @@ def _is_terminal(stream):
         return False
 
 
-# --- Naming a provider by UUID or by name (tree show, consumer list).
+# --- Naming a provider by UUID or by name (every command that takes one).
+
+NO_SUCH_PROVIDER = "No resource provider with a name or UUID of '%s' exists."
+NAME_OR_UUID_HELP = 'Name or UUID of the resource provider'
+
+
+def is_uuid(value):
+    import uuid
+
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def provider_uuid(command, name_or_uuid):
+    """The UUID of the provider ``name_or_uuid`` names.
+
+    A UUID is returned as given, with no request, so the command's own
+    request fails for a missing one with upstream's 404 text. Anything
+    else is looked up by name (names are unique in Placement); no match is
+    a CommandError that names what was asked for.
+    """
+    if is_uuid(name_or_uuid):
+        return name_or_uuid
+    return _provider_by_name(command, name_or_uuid)['uuid']
+
+
+def provider_uuid_lookup(command):
+    """``provider_uuid`` for many values: each name is looked up once."""
+    import functools
+
+    return functools.lru_cache(maxsize=None)(
+        functools.partial(provider_uuid, command))
+
 
 def find_provider(command, name_or_uuid):
     """The provider named ``name_or_uuid``, as ``GET`` shows it.
 
-    A UUID is looked up directly, anything else by name (names are unique
-    in Placement). Either way, no match is a CommandError that names what
-    was asked for.
+    A UUID is looked up directly, anything else by name. Either way, no
+    match is a CommandError that names what was asked for.
     """
-    import uuid
-
     from osc_lib import exceptions
 
+    if not is_uuid(name_or_uuid):
+        return _provider_by_name(command, name_or_uuid)
     try:
-        uuid.UUID(name_or_uuid)
-    except ValueError:
-        found = command.get_json('/resource_providers',
-                                 name=name_or_uuid)['resource_providers']
-    else:
-        try:
-            found = [command.get_json('/resource_providers/' + name_or_uuid)]
-        except exceptions.NotFound:
-            found = []
-    if not found:
+        return command.get_json('/resource_providers/' + name_or_uuid)
+    except exceptions.NotFound:
         raise exceptions.CommandError(
-            "No resource provider with a name or UUID of '%s' exists."
-            % name_or_uuid)
+            NO_SUCH_PROVIDER % name_or_uuid) from None
+
+
+def _provider_by_name(command, name):
+    from osc_lib import exceptions
+
+    found = command.get_json('/resource_providers',
+                             name=name)['resource_providers']
+    if not found:
+        raise exceptions.CommandError(NO_SUCH_PROVIDER % name)
     return found[0]
 
 

@@ -153,7 +153,7 @@ class ProviderInventoryWriter(bulk.ProviderWriter):
             'PUT', INVENTORIES_URL.format(uuid=uuid), json=payload).json()
 
 
-def _add_provider_argument(parser, help_text='UUID of the resource provider'):
+def _add_provider_argument(parser, help_text=common.NAME_OR_UUID_HELP):
     parser.add_argument('uuid', metavar='<uuid>', help=help_text)
 
 
@@ -218,7 +218,8 @@ class SetInventory(common.PlacementCommand, lister.Lister):
                                          dry_run=parsed_args.dry_run)
         if parsed_args.aggregate:
             return self._set_aggregate(parsed_args.uuid, writer)
-        provider = self.get_json(PROVIDER_URL.format(uuid=parsed_args.uuid))
+        provider = self.get_json(PROVIDER_URL.format(
+            uuid=common.provider_uuid(self, parsed_args.uuid)))
         result = writer(provider)
         return RESOURCE_COLUMNS, inventory_rows(result['inventories'])
 
@@ -262,10 +263,10 @@ class SetClassInventory(common.PlacementCommand, show.ShowOne):
     def take_action(self, parsed_args):
         fields = {name: getattr(parsed_args, name) for name in FIELDS
                   if getattr(parsed_args, name) is not None}
-        url = INVENTORY_URL.format(uuid=parsed_args.uuid,
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        url = INVENTORY_URL.format(uuid=uuid,
                                    resource_class=parsed_args.resource_class)
-        inventory = self._put_with_fresh_generation(
-            parsed_args.uuid, url, fields)
+        inventory = self._put_with_fresh_generation(uuid, url, fields)
         return FIELDS, common.dict_properties(inventory, FIELDS)
 
     def _put_with_fresh_generation(self, uuid, url, fields):
@@ -290,7 +291,7 @@ class ListInventory(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        uuid = parsed_args.uuid
+        uuid = common.provider_uuid(self, parsed_args.uuid)
         inventories = self.get_json(
             INVENTORIES_URL.format(uuid=uuid))['inventories']
         usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
@@ -310,7 +311,8 @@ class ShowInventory(common.PlacementCommand, show.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        uuid, resource_class = parsed_args.uuid, parsed_args.resource_class
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        resource_class = parsed_args.resource_class
         inventory = self.get_json(INVENTORY_URL.format(
             uuid=uuid, resource_class=resource_class))
         usages = self.get_json(USAGES_URL.format(uuid=uuid))['usages']
@@ -351,10 +353,11 @@ class DeleteInventory(common.PlacementCommand, command.Command):
             requested, 'delete_all_inventories')
 
     def take_action(self, parsed_args):
-        uuid = parsed_args.uuid
-        if parsed_args.resource_class is None:
-            if not self.supports_feature('delete_all_inventories'):
-                self._parser.error(RESOURCE_CLASS_REQUIRED)
+        delete_all = parsed_args.resource_class is None
+        if delete_all and not self.supports_feature('delete_all_inventories'):
+            self._parser.error(RESOURCE_CLASS_REQUIRED)
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        if delete_all:
             url = INVENTORIES_URL.format(uuid=uuid)
         else:
             url = INVENTORY_URL.format(

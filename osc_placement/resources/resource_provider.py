@@ -5,6 +5,7 @@ import logging
 from cliff import command
 from cliff import lister
 from cliff import show
+from osc_lib import exceptions
 
 from osc_placement.resources import common
 from osc_placement import version
@@ -58,7 +59,7 @@ class _ProviderCommand(common.PlacementCommand):
 
 def _add_uuid_argument(parser):
     parser.add_argument('uuid', metavar='<uuid>',
-                        help='UUID of the resource provider')
+                        help=common.NAME_OR_UUID_HELP)
 
 
 class CreateResourceProvider(_ProviderCommand, show.ShowOne):
@@ -69,8 +70,8 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
         parser.add_argument(
             '--parent-provider', metavar='<parent_provider>',
             help=version.render(
-                'UUID of the parent provider. Omit for no parent. This '
-                'option requires at least '
+                'Name or UUID of the parent provider. Omit for no parent. '
+                'This option requires at least '
                 '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--uuid', metavar='<uuid>',
@@ -86,7 +87,8 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
         if parsed_args.uuid:
             body['uuid'] = parsed_args.uuid
         if parsed_args.parent_provider:
-            body['parent_provider_uuid'] = parsed_args.parent_provider
+            body['parent_provider_uuid'] = common.provider_uuid(
+                self, parsed_args.parent_provider)
         return self.provider_result(self._create(body))
 
     def _create(self, body):
@@ -126,7 +128,7 @@ class ListResourceProvider(common.PlacementCommand, lister.Lister):
             '--in-tree', metavar='<in_tree>',
             help=version.render(
                 'Only providers in the same provider tree as this provider '
-                'UUID. This option requires at least '
+                '(name or UUID). This option requires at least '
                 '``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--required', metavar='<required>', action='append', default=[],
@@ -148,6 +150,9 @@ class ListResourceProvider(common.PlacementCommand, lister.Lister):
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, LIST_GATES)
+        if parsed_args.in_tree:
+            parsed_args.in_tree = common.provider_uuid(
+                self, parsed_args.in_tree)
         providers = self.get_json(BASE_URL, **self._query(parsed_args))
         columns = provider_columns(version.get_version(self))
         return columns, [common.dict_properties(provider, columns)
@@ -183,11 +188,11 @@ class ShowResourceProvider(_ProviderCommand, show.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        provider = self.get_json(PROVIDER_URL.format(uuid=parsed_args.uuid))
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        provider = self.get_json(PROVIDER_URL.format(uuid=uuid))
         if not parsed_args.allocations:
             return self.provider_result(provider)
-        allocations = self.get_json(
-            ALLOCATIONS_URL.format(uuid=parsed_args.uuid))
+        allocations = self.get_json(ALLOCATIONS_URL.format(uuid=uuid))
         provider['allocations'] = allocations['allocations']
         return self.provider_result(provider, ('allocations',))
 
@@ -212,8 +217,8 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         parent.add_argument(
             '--parent-provider', metavar='<parent_provider>',
             help=version.render(
-                'UUID of the parent provider. This option requires at least '
-                '``--os-placement-api-version {nested_providers}``; '
+                'Name or UUID of the parent provider. This option requires '
+                'at least ``--os-placement-api-version {nested_providers}``; '
                 'replacing an existing parent requires {reparenting}.'))
         parent.add_argument(
             '--no-parent', action='store_true',
@@ -225,10 +230,12 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, PARENT_GATES)
-        url = PROVIDER_URL.format(uuid=parsed_args.uuid)
+        url = PROVIDER_URL.format(
+            uuid=common.provider_uuid(self, parsed_args.uuid))
         body = {'name': parsed_args.name or self.get_json(url)['name']}
         if parsed_args.parent_provider:
-            body['parent_provider_uuid'] = parsed_args.parent_provider
+            body['parent_provider_uuid'] = common.provider_uuid(
+                self, parsed_args.parent_provider)
         elif parsed_args.no_parent:
             # A null parent is how the API spells "no parent" (reparenting).
             body['parent_provider_uuid'] = None
@@ -236,8 +243,35 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         return self.provider_result(provider)
 
 
+# The command that shows what stops a delete, by the 409's error code, or
+# by a word of its text where the server gives no code (before feature
+# ``error_codes``) or the undefined one.
+DELETE_CONFLICT_HINTS = (
+    ('placement.resource_provider.cannot_delete_parent', 'child',
+     'openstack resource provider tree show %s'),
+    ('placement.resource_provider.inuse', 'allocations',
+     'openstack resource provider consumer list %s'),
+)
+NO_ERROR_CODE = (None, 'placement.undefined_code')
+
+
+def delete_conflict_hint(exc, provider):
+    """``. See: <command>`` naming what shows the children or consumers
+    that stop the delete of ``provider``; '' for another conflict."""
+    code = common.error_code(exc)
+    for hint_code, word, see in DELETE_CONFLICT_HINTS:
+        if code == hint_code or (code in NO_ERROR_CODE
+                                 and word in exc.message):
+            return '. See: ' + see % provider
+    return ''
+
+
 class DeleteResourceProvider(common.PlacementCommand, command.Command):
-    """Delete a resource provider."""
+    """Delete a resource provider.
+
+    A provider with child providers or with allocations cannot be deleted
+    (HTTP 409); the error then names the command that shows them.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -245,5 +279,9 @@ class DeleteResourceProvider(common.PlacementCommand, command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        self.placement.request('DELETE',
-                               PROVIDER_URL.format(uuid=parsed_args.uuid))
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        try:
+            self.placement.request('DELETE', PROVIDER_URL.format(uuid=uuid))
+        except exceptions.Conflict as exc:
+            exc.hint = delete_conflict_hint(exc, parsed_args.uuid)
+            raise

@@ -45,7 +45,7 @@ def add_trait_name_argument(parser):
 
 def add_provider_argument(parser):
     parser.add_argument('uuid', metavar='<uuid>',
-                        help='UUID of the resource provider.')
+                        help=common.NAME_OR_UUID_HELP + '.')
 
 
 class ListTrait(common.PlacementCommand, lister.Lister):
@@ -160,7 +160,8 @@ class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        body = self.get_json(RP_TRAITS_URL.format(uuid=parsed_args.uuid))
+        body = self.get_json(RP_TRAITS_URL.format(
+            uuid=common.provider_uuid(self, parsed_args.uuid)))
         return name_rows(body['traits'])
 
 
@@ -239,7 +240,8 @@ def write_traits(command, parsed_args, writer, progress_label):
     """Run ``writer`` on the provider, or on every member of the aggregate;
     rows of the traits each provider has (or, dry, would have) after."""
     if not parsed_args.aggregate:
-        result = writer({'uuid': parsed_args.uuid, 'generation': None})
+        uuid = common.provider_uuid(command, parsed_args.uuid)
+        result = writer({'uuid': uuid, 'generation': None})
         return name_rows(result['traits'])
     providers, results = bulk.write_aggregate(
         command, parsed_args.uuid, writer, progress_label)
@@ -314,12 +316,12 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     def _replace_once(self, parsed_args):
         # Upstream's: one attempt; a concurrent change fails with 409.
-        provider = self.get_json(RP_URL.format(uuid=parsed_args.uuid))
+        uuid = common.provider_uuid(self, parsed_args.uuid)
+        provider = self.get_json(RP_URL.format(uuid=uuid))
         payload = {'resource_provider_generation': provider['generation'],
                    'traits': parsed_args.trait}
         body = self.placement.request(
-            'PUT', RP_TRAITS_URL.format(uuid=parsed_args.uuid),
-            json=payload).json()
+            'PUT', RP_TRAITS_URL.format(uuid=uuid), json=payload).json()
         return name_rows(body['traits'])
 
 
@@ -372,8 +374,8 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
             self._parser.error(AGGREGATE_NEEDS_TRAIT)
         if not (parsed_args.trait or parsed_args.dry_run):
             # Upstream's: everything goes, unchecked; nothing is printed.
-            self.placement.request(
-                'DELETE', RP_TRAITS_URL.format(uuid=parsed_args.uuid))
+            self.placement.request('DELETE', RP_TRAITS_URL.format(
+                uuid=common.provider_uuid(self, parsed_args.uuid)))
             return (), ()
         # The server never sees the names removed (only the traits kept
         # are sent), so a misspelt one would otherwise remove nothing,

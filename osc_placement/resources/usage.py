@@ -1,10 +1,14 @@
 """Commands for usages (``resource provider usage show``, ``resource usage
 show``)."""
 
+import logging
+
 from cliff import lister
 
 from osc_placement.resources import common
 from osc_placement import version
+
+LOG = logging.getLogger(__name__)
 
 PROVIDER_USAGES_URL = '/resource_providers/{uuid}/usages'
 USAGES_URL = '/usages'
@@ -44,18 +48,35 @@ PROJECT_LAYOUTS = (
 )
 
 
+def no_usages_note(project_id, user_id=None, consumer_type=None):
+    """What ``resource usage show`` says on stderr when nothing is used.
+
+    Placement knows a project only by its allocations, so a misspelt
+    project ID and a project using nothing look the same; the table stays
+    empty and the exit code 0, as upstream's, but not silently.
+    """
+    whose = 'project %s' % project_id
+    if user_id:
+        whose += ', user %s' % user_id
+    if consumer_type:
+        whose += ', consumer type %s' % consumer_type
+    return ('No usages recorded for %s: it has no allocations, or the ID '
+            'is not one Placement knows.' % whose)
+
+
 class ShowUsage(common.PlacementCommand, lister.Lister):
     """Show resource usages per class for a given resource provider."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('uuid', metavar='<uuid>',
-                            help='UUID of the resource provider')
+                            help=common.NAME_OR_UUID_HELP)
         return parser
 
     def take_action(self, parsed_args):
+        uuid = common.provider_uuid(self, parsed_args.uuid)
         usages = self.get_json(
-            PROVIDER_USAGES_URL.format(uuid=parsed_args.uuid))['usages']
+            PROVIDER_USAGES_URL.format(uuid=uuid))['usages']
         return CLASS_COLUMNS, class_rows(usages)
 
 
@@ -64,7 +85,9 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
 
     Gives a report of usage information for resources associated with the
     project identified by the ``project_id`` argument and user identified
-    by the ``--user-id`` option.
+    by the ``--user-id`` option. Placement knows a project only by its
+    allocations: when nothing is used the table is empty and a note on
+    stderr says so (a misspelt ID looks the same); the exit code is 0.
 
     From ``--os-placement-api-version {consumer_types}`` usages are
     reported per consumer type, with the columns ``consumer_type,
@@ -112,6 +135,10 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
         usages = self.get_json(
             USAGES_URL,
             **{key: value for key, value in query.items() if value})
+        if not usages['usages']:
+            LOG.warning(no_usages_note(parsed_args.project_id,
+                                       parsed_args.user_id,
+                                       parsed_args.consumer_type))
         columns, to_rows = self._layout()
         return columns, to_rows(usages['usages'])
 

@@ -46,6 +46,9 @@ _process = {'url': None, 'popen': None}
 # its providers; only the command under test runs at VERSION.
 SETUP_VERSION = '1.39'
 
+# What ends the text of a failed request: the id the server gave it.
+REQUEST_ID = r' \(Request-ID: req-[0-9a-f-]{36}\)'
+
 # The client's message when a command or option needs a newer version.
 GATE = ('Operation or argument is not supported with version %s; '
         'requires at least version %s')
@@ -252,6 +255,12 @@ class FunctionalTestCase(testtools.TestCase):
         self.assertEqual(code, result.code, result.stderr)
         self.assertIn(message, result.stderr)
         return result
+
+    def assertEndsWithRequestId(self, text, status):
+        """``text`` (a failed command's stderr) ends with upstream's
+        ``(HTTP <status>)`` and the request id."""
+        self.assertRegex(text.rstrip(),
+                         r'\(HTTP %d\)%s$' % (status, REQUEST_ID))
 
     @staticmethod
     def unique(prefix):

@@ -492,7 +492,7 @@ class InventoryAggregateTests:
         self.assertIn(
             "Failed to set inventory for resource provider %s: update "
             "conflict: Inventory for 'DISK_GB' on resource provider '%s' in "
-            "use. (HTTP 409)."
+            "use. (HTTP 409) (Request-ID: req-"
             % (third, third), result.stderr)
         self.assertIn('Failed to set inventory for 1 of 3 resource '
                       'providers.', result.stderr)

@@ -106,9 +106,10 @@ class ProviderTests:
         self.assertCommandFails(
             'resource provider set %s --name x' % missing,
             'No resource provider with uuid %s found (HTTP 404)' % missing)
-        self.assertCommandFails('resource provider show 1234',
-                                'No resource provider with uuid 1234 found '
-                                '(HTTP 404)')
+        # Not a UUID, so a name: none matches.
+        self.assertCommandFails(
+            'resource provider show 1234',
+            "No resource provider with a name or UUID of '1234' exists.")
 
     def test_create_invalid_uuid(self):
         self.assertCommandFails(
@@ -492,7 +493,7 @@ class TestProviderErrorPaths(base.FunctionalTestCase):
             ['resource', 'provider', 'create', 'x' * 201],
             'JSON does not validate: ')
         self.assertIn("{'maxLength': 200, 'type': 'string'}", result.stderr)
-        self.assertTrue(result.stderr.rstrip().endswith('(HTTP 400)'))
+        self.assertEndsWithRequestId(result.stderr, 400)
         self.assertEqual(1, len(result.stderr.splitlines()))
 
     def test_bad_resource_filters(self):

@@ -124,8 +124,7 @@ class TraitTests:
             result = self.assertCommandFails(
                 ['resource', 'provider', 'trait'] + cmd,
                 'No resource provider with uuid %s found' % nobody)
-            self.assertTrue(result.stderr.rstrip().endswith('(HTTP 404)'),
-                            result.stderr)
+            self.assertEndsWithRequestId(result.stderr, 404)
 
     def test_set_after_concurrent_change_is_refused(self):
         rp = self.create_provider()['uuid']

@@ -7,6 +7,7 @@ the same traits checks that nothing outside the aggregate is touched.
 """
 
 import json
+import re
 import uuid
 
 from osc_placement.resources import bulk
@@ -141,10 +142,13 @@ class TraitAggregateTests:
         self.assertEqual(1, result.code, result.stderr)
         self.assertEqual('', result.stdout)
         lines = result.stderr.strip().splitlines()
+        # Each line ends with the id of its own failed request.
         self.assertEqual(sorted(
             'Failed to set traits for resource provider %s: No such trait '
             '%s (HTTP 400).' % (rp, missing) for rp in self.members),
-            sorted(lines[:-1]))
+            sorted(re.sub(base.REQUEST_ID, '', line) for line in lines[:-1]))
+        self.assertEqual(3, len({re.search(base.REQUEST_ID, line).group()
+                                 for line in lines[:-1]}))
         self.assertEqual('Failed to set traits for 3 of 3 resource '
                          'providers.', lines[-1])
         self.assertEqual(before, self.state())

@@ -151,6 +151,34 @@ class TestErrorTranslation(fakes.TransportTestCase):
         self.assertEqual('Placement server error: Service Unavailable '
                          '(HTTP 503)', str(error))
 
+    def test_4xx_ends_with_the_request_id_after_upstreams_text(self):
+        cases = {400: osc_exc.BadRequest, 404: osc_exc.NotFound,
+                 409: osc_exc.Conflict}
+        for status, cls in cases.items():
+            error = self.fail_with(
+                status, json=fakes.placement_error(status, 'x', 'gone'),
+                headers={'x-openstack-request-id': 'req-%d' % status})
+            # Still the osc-lib class upstream raises and commands catch.
+            self.assertIsInstance(error, cls)
+            self.assertEqual(status, error.http_status)
+            self.assertEqual('gone (HTTP %d) (Request-ID: req-%d)'
+                             % (status, status), str(error))
+
+    def test_unmapped_4xx_ends_with_the_request_id(self):
+        error = self.fail_with(
+            405, json=fakes.placement_error(405, 'x', 'No PATCH.'),
+            headers={'x-openstack-request-id': 'req-405'})
+        self.assertEqual('No PATCH. (HTTP 405) (Request-ID: req-405)',
+                         str(error))
+
+    def test_a_hint_follows_the_request_id(self):
+        error = self.fail_with(
+            409, json=fakes.placement_error(409, 'x', 'in use'),
+            headers={'x-openstack-request-id': 'req-1'})
+        error.hint = '. See: something'
+        self.assertEqual('in use (HTTP 409) (Request-ID: req-1). See: '
+                         'something', str(error))
+
     def test_raise_exc_false_returns_the_response(self):
         self.transport.get(fakes.ENDPOINT + '/thing', status_code=404,
                            json={})

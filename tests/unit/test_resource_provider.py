@@ -298,6 +298,43 @@ class TestDelete(commands.CommandTestCase):
         self.assertEqual('No resource provider with uuid %s found for delete '
                          '(HTTP 404)' % UUID1, result.stderr.strip())
 
+    def delete_conflict(self, detail, code, version, provider=UUID1):
+        self.transport.get(RP_URL + '?name=rp1', json={
+            'resource_providers': [commands.provider(UUID1, 'rp1')]})
+        self.transport.delete(RP1_URL, headers={
+            'x-openstack-request-id': 'req-9'}, **commands.error(
+                409, detail, code))
+        result = self.run_cmd('resource', 'provider', 'delete', provider,
+                              version=version)
+        self.assertEqual(1, result.code)
+        return result.stderr.strip()
+
+    def test_allocations_conflict_hints_at_consumer_list(self):
+        detail = ('Unable to delete resource provider %s: Resource provider '
+                  'has allocations.' % UUID1)
+        for version, code in (('1.39', 'placement.resource_provider.inuse'),
+                              ('1.0', 'placement.undefined_code')):
+            self.assertEqual(
+                '%s (HTTP 409) (Request-ID: req-9). See: openstack resource '
+                'provider consumer list rp1' % detail,
+                self.delete_conflict(detail, code, version, 'rp1'))
+
+    def test_children_conflict_hints_at_tree_show(self):
+        detail = ('Unable to delete parent resource provider %s: It has '
+                  'child resource providers.' % UUID1)
+        code = 'placement.resource_provider.cannot_delete_parent'
+        self.assertEqual(
+            '%s (HTTP 409) (Request-ID: req-9). See: openstack resource '
+            'provider tree show %s' % (detail, UUID1),
+            self.delete_conflict(detail, code, '1.39'))
+
+    def test_other_conflicts_have_no_hint(self):
+        self.assertEqual(
+            'resource provider generation conflict (HTTP 409) '
+            '(Request-ID: req-9)', self.delete_conflict(
+                'resource provider generation conflict',
+                'placement.concurrent_update', '1.39'))
+
     def test_negotiates_once(self):
         self.transport.get(commands.fakes.ROOT, status_code=406,
                            json=commands.fakes.not_acceptable('1.20'))
