@@ -341,3 +341,49 @@ class TestUsagePast32Bits(AppTestCase):
         status, body = self.call('GET', '/allocation_candidates?'
                                  'resources=VCPU:1')
         self.assertEqual((200, []), (status, body['allocation_requests']))
+
+
+class TestInventoryKeyNotAClass(AppTestCase):
+    """A key of ``inventories`` that is no class name, with a value that
+    is not an inventory record: 400 naming the key, nothing changed
+    (issue 38; it was a 500, as it is upstream)."""
+
+    def put_inventories(self, uuid, inventories):
+        return self.call('PUT', '/resource_providers/%s/inventories' % uuid,
+                         {'resource_provider_generation': 1,
+                          'inventories': inventories})
+
+    def assert_unchanged(self, uuid):
+        status, body = self.call(
+            'GET', '/resource_providers/%s/inventories' % uuid)
+        self.assertEqual(200, status)
+        self.assertEqual(1, body['resource_provider_generation'])
+        self.assertEqual({'VCPU': 8}, {name: record['total'] for name, record
+                                       in body['inventories'].items()})
+
+    def test_not_a_record_400(self):
+        uuid = self.provider(VCPU={'total': 8})
+        for key, value in (('consumer_generation', 'x'), ('lower_case', 1),
+                           ('lower_case', None), ('lower_case', [1]),
+                           ('', {}), ('lower', {'bogus': 1}),
+                           ('lower', {'total': 'x'})):
+            status, body = self.put_inventories(
+                uuid, {'VCPU': {'total': 4}, key: value})
+            self.assertEqual(400, status, (key, value))
+            self.assertEqual('Bad Request', body['errors'][0]['title'])
+            self.assertEqual('placement.undefined_code',
+                             body['errors'][0]['code'])
+            self.assertIn('JSON does not validate', detail(body))
+            self.assertIn("On instance['inventories']['%s']" % key,
+                          detail(body))
+            self.assert_unchanged(uuid)
+
+    def test_record_under_unknown_name_keeps_upstream_400(self):
+        # A well-formed record under a name that is no class still gets
+        # upstream's own text, not a schema error.
+        uuid = self.provider(VCPU={'total': 8})
+        status, body = self.put_inventories(
+            uuid, {'VCPU': {'total': 4}, 'lower_case': {'total': 1}})
+        self.assertEqual(400, status)
+        self.assertIn('Unknown resource class in inventory', detail(body))
+        self.assert_unchanged(uuid)
