@@ -314,7 +314,6 @@ class FuzzCase(test_bad_input.AppTestCase):
 
 
 def _fuzz_test(strategy, examples=FUZZ_EXAMPLES):
-    @SETTINGS
     @hypothesis.settings(SETTINGS, max_examples=examples)
     @hypothesis.seed(FUZZ_SEED)
     @hypothesis.given(strategy)
