@@ -13,6 +13,9 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server.schemas import allocation as allocation_schema
+from osc_placement.server.schemas import inventory as inventory_schema
+from osc_placement.server.schemas import reshaper as reshaper_schema
 from tests.server import candidate_cloud
 from tests.server import fixtures
 
@@ -387,3 +390,35 @@ class TestInventoryKeyNotAClass(AppTestCase):
         self.assertEqual(400, status)
         self.assertIn('Unknown resource class in inventory', detail(body))
         self.assert_unchanged(uuid)
+
+
+class TestNoUncheckedKeys(testtools.TestCase):
+    """Every object of a body schema says what a key its patterns do not
+    match may hold (``additionalProperties``): a key no pattern names
+    cannot reach a handler unchecked, as in issue 38. Mappings (1.34) are
+    the one exception, as upstream's: they are accepted and ignored."""
+
+    def open_maps(self, schema, where):
+        if isinstance(schema, dict):
+            if ('patternProperties' in schema
+                    and 'additionalProperties' not in schema
+                    and schema != allocation_schema.MAPPINGS):
+                yield where
+            for key, sub in schema.items():
+                yield from self.open_maps(sub, where + '/' + str(key))
+        elif isinstance(schema, (list, tuple)):
+            for index, sub in enumerate(schema):
+                yield from self.open_maps(sub, where + '/' + str(index))
+
+    def test_body_schemas(self):
+        tables = {
+            'inventory.CREATE': inventory_schema.CREATE,
+            'inventory.UPDATE_ONE': inventory_schema.UPDATE_ONE,
+            'inventory.SET_ALL': inventory_schema.SET_ALL,
+            'allocation.PUT': allocation_schema.PUT,
+            'allocation.POST': allocation_schema.POST,
+            'reshaper.RESHAPE': reshaper_schema.RESHAPE,
+        }
+        found = [where for name, schema in tables.items()
+                 for where in self.open_maps(schema, name)]
+        self.assertEqual([], found)
