@@ -13,6 +13,9 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
+from osc_placement.server.schemas import allocation as allocation_schema
+from osc_placement.server.schemas import inventory as inventory_schema
+from osc_placement.server.schemas import reshaper as reshaper_schema
 from tests.server import candidate_cloud
 from tests.server import fixtures
 
@@ -341,3 +344,81 @@ class TestUsagePast32Bits(AppTestCase):
         status, body = self.call('GET', '/allocation_candidates?'
                                  'resources=VCPU:1')
         self.assertEqual((200, []), (status, body['allocation_requests']))
+
+
+class TestInventoryKeyNotAClass(AppTestCase):
+    """A key of ``inventories`` that is no class name, with a value that
+    is not an inventory record: 400 naming the key, nothing changed
+    (issue 38; it was a 500, as it is upstream)."""
+
+    def put_inventories(self, uuid, inventories):
+        return self.call('PUT', '/resource_providers/%s/inventories' % uuid,
+                         {'resource_provider_generation': 1,
+                          'inventories': inventories})
+
+    def assert_unchanged(self, uuid):
+        status, body = self.call(
+            'GET', '/resource_providers/%s/inventories' % uuid)
+        self.assertEqual(200, status)
+        self.assertEqual(1, body['resource_provider_generation'])
+        self.assertEqual({'VCPU': 8}, {name: record['total'] for name, record
+                                       in body['inventories'].items()})
+
+    def test_not_a_record_400(self):
+        uuid = self.provider(VCPU={'total': 8})
+        for key, value in (('consumer_generation', 'x'), ('lower_case', 1),
+                           ('lower_case', None), ('lower_case', [1]),
+                           ('', {}), ('lower', {'bogus': 1}),
+                           ('lower', {'total': 'x'})):
+            status, body = self.put_inventories(
+                uuid, {'VCPU': {'total': 4}, key: value})
+            self.assertEqual(400, status, (key, value))
+            self.assertEqual('Bad Request', body['errors'][0]['title'])
+            self.assertEqual('placement.undefined_code',
+                             body['errors'][0]['code'])
+            self.assertIn('JSON does not validate', detail(body))
+            self.assertIn("On instance['inventories']['%s']" % key,
+                          detail(body))
+            self.assert_unchanged(uuid)
+
+    def test_record_under_unknown_name_keeps_upstream_400(self):
+        # A well-formed record under a name that is no class still gets
+        # upstream's own text, not a schema error.
+        uuid = self.provider(VCPU={'total': 8})
+        status, body = self.put_inventories(
+            uuid, {'VCPU': {'total': 4}, 'lower_case': {'total': 1}})
+        self.assertEqual(400, status)
+        self.assertIn('Unknown resource class in inventory', detail(body))
+        self.assert_unchanged(uuid)
+
+
+class TestNoUncheckedKeys(testtools.TestCase):
+    """Every object of a body schema says what a key its patterns do not
+    match may hold (``additionalProperties``): a key no pattern names
+    cannot reach a handler unchecked, as in issue 38. Mappings (1.34) are
+    the one exception, as upstream's: they are accepted and ignored."""
+
+    def open_maps(self, schema, where):
+        if isinstance(schema, dict):
+            if ('patternProperties' in schema
+                    and 'additionalProperties' not in schema
+                    and schema != allocation_schema.MAPPINGS):
+                yield where
+            for key, sub in schema.items():
+                yield from self.open_maps(sub, where + '/' + str(key))
+        elif isinstance(schema, (list, tuple)):
+            for index, sub in enumerate(schema):
+                yield from self.open_maps(sub, where + '/' + str(index))
+
+    def test_body_schemas(self):
+        tables = {
+            'inventory.CREATE': inventory_schema.CREATE,
+            'inventory.UPDATE_ONE': inventory_schema.UPDATE_ONE,
+            'inventory.SET_ALL': inventory_schema.SET_ALL,
+            'allocation.PUT': allocation_schema.PUT,
+            'allocation.POST': allocation_schema.POST,
+            'reshaper.RESHAPE': reshaper_schema.RESHAPE,
+        }
+        found = [where for name, schema in tables.items()
+                 for where in self.open_maps(schema, name)]
+        self.assertEqual([], found)
