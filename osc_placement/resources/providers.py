@@ -22,6 +22,10 @@ PARTS = {
     'aggregates': PROVIDER_URL + '/aggregates',
 }
 ALL_PARTS = tuple(PARTS)
+# A provider's allocations by consumer (base API), read by ``consumer list``
+# over a whole cloud; not one of the parts read by default.
+ALLOCATIONS_PART = 'allocations'
+PARTS[ALLOCATIONS_PART] = PROVIDER_URL + '/allocations'
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 # A server error while reading a provider is retried this many times.
 MAX_ATTEMPTS = 4
