@@ -107,11 +107,6 @@ def consumer_row(consumer, entry, detail, columns):
     return tuple(values.get(column) for column in columns)
 
 
-def is_of_type(detail, consumer_type):
-    return consumer_type is None or (
-        type_of(detail) == consumer_type)
-
-
 def type_of(detail):
     """A consumer's type as Placement shows it, ``unknown`` for none."""
     return detail.get('consumer_type') or UNTYPED
@@ -167,10 +162,14 @@ def check_type_is_held(consumer_type, details, where):
 def matches(detail, wanted):
     """True when a consumer's details pass the type, project and user
     filters; a consumer whose allocations are gone (deleted meanwhile)
-    never does."""
-    if detail is not None and not detail.get('allocations'):
+    never does. ``None`` (details not read) passes: they are read
+    whenever a filter is given."""
+    if detail is None:
+        return True
+    if not detail.get('allocations'):
         return False
-    return all(value is None or (detail or {}).get(key) == value
+    shown = dict(detail, consumer_type=type_of(detail))
+    return all(value is None or shown.get(key) == value
                for key, value in wanted.items())
 
 
