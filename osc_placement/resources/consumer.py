@@ -228,13 +228,13 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
     are on.
 
     Without a provider: the consumers of the whole cloud, or with
-    ``--aggregate`` those holding allocations on the trees of the
-    aggregate's providers. ``resources`` and ``providers`` are what each
-    holds there; ``trees`` ({provider_required}) counts the compute trees
-    (root providers) it holds allocations in anywhere, a sharing provider
-    (MISC_SHARES_VIA_AGGREGATE) not counting as one, and ``--doubled``
-    keeps those holding more than one. Every provider's allocations are
-    read, one request each, sent concurrently.
+    --aggregate those holding allocations on the trees of the aggregate's
+    providers. The resources and providers columns are what each holds
+    there; trees ({provider_required}) counts the compute trees (root
+    providers) it holds allocations in anywhere, a sharing provider
+    (MISC_SHARES_VIA_AGGREGATE) not counting as one, and --doubled keeps
+    those holding more than one. Every provider's allocations are read,
+    one request each, sent concurrently.
 
     The consumer's ``project_id`` and ``user_id`` are shown from
     ``--os-placement-api-version {consumer_details}``,
@@ -242,18 +242,19 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
     ``consumer_type`` from {consumer_types}; they cost one request per
     consumer, sent concurrently, and are read only when a column shown or
     a filter needs them. When no consumer matches, the list is empty, a
-    note on stderr says so, and the exit status is 0.
+    note on stderr says so, and the exit status is 0; a consumer type
+    that is not a valid name, or that Nova does not write and no consumer
+    listed has, is an error (exit status 1).
 
     A provider that has allocations cannot be deleted (HTTP 409): this
     lists who holds them, to be removed with ``openstack resource provider
     allocation delete <consumer>`` once the workload is gone or moved.
 
-    Examples: the allocations interrupted migrations left anywhere in the
-    cloud, and the consumers holding two compute hosts in one aggregate::
-
-        openstack resource provider consumer list --consumer-type migration
-        openstack resource provider consumer list --doubled \\
-            --aggregate 5e3b0c5c-64a4-4b8a-9c7e-0a4d1f3b2c11
+    Examples: openstack resource provider consumer list --consumer-type
+    migration (the allocations interrupted migrations left anywhere in the
+    cloud); openstack resource provider consumer list --doubled --aggregate
+    <aggregate_uuid> (the consumers holding two compute trees in one
+    aggregate).
     """
 
     def get_parser(self, prog_name):
