@@ -22,6 +22,7 @@ from osc_placement import version
 PROVIDERS_URL = '/resource_providers'
 PROVIDER_ALLOCATIONS_URL = '/resource_providers/{uuid}/allocations'
 CONSUMER_URL = '/allocations/{uuid}'
+USAGES_URL = '/usages'
 
 # The columns and the feature from which each can be filled. The
 # consumer's own fields come from GET /allocations/{consumer}; providers
@@ -402,6 +403,8 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         if parsed_args.aggregate:
             listed = self._aggregate_trees(every, parsed_args.aggregate)
             where = 'aggregate %s' % parsed_args.aggregate
+        if self._project_lacks_type(parsed_args, consumer_type):
+            return columns, [], where
         read = self._allocations_of_every(listed)
         held = holdings([(provider['name'], read[provider['uuid']])
                          for provider in listed if provider['uuid'] in read])
@@ -428,6 +431,24 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
             if matches(detail, wanted)
             and (not parsed_args.doubled or held[consumer]['trees'] > 1)
         ], where
+
+    def _project_lacks_type(self, parsed_args, consumer_type):
+        """With --project, one GET /usages (grouped by consumer type)
+        says whether the project holds a consumer of the type at all,
+        before any provider is read; a type Nova does not write that the
+        project lacks is refused there."""
+        if not (parsed_args.project and consumer_type):
+            return False
+        query = {'project_id': parsed_args.project}
+        if parsed_args.user:
+            query['user_id'] = parsed_args.user
+        held = self.get_json(USAGES_URL, **query)['usages']
+        if consumer_type in held:
+            return False
+        check_type_is_held(
+            consumer_type, [{'consumer_type': name} for name in held],
+            'project %s' % parsed_args.project)
+        return True
 
     def _aggregate_trees(self, every, aggregate):
         members = self.get_json(PROVIDERS_URL,

@@ -368,6 +368,25 @@ class TestConsumerListCloud(SeededCloud, base.FunctionalTestCase):
         self.assertEqual([], [call for call in calls
                               if 'allocations' in call[1]])
 
+    def test_a_project_lacking_the_type_reads_no_provider(self):
+        calls = self.record_requests()
+        lonely = str(uuid.uuid4())
+        self.assertCommandFails(
+            ['resource', 'provider', 'consumer', 'list', '--project',
+             self.project, '--consumer-type', 'BOGUS'],
+            "Unknown consumer type 'BOGUS': no consumer in project %s has "
+            "it (the types held there: INSTANCE, MIGRATION, unknown)."
+            % self.project)
+        result = self.openstack(
+            ['resource', 'provider', 'consumer', 'list', '--project',
+             lonely, '--consumer-type', 'MIGRATION', '-f', 'value'],
+            may_fail=True)
+        self.assertEqual((0, ''), (result.code, result.stdout))
+        self.assertIn('No consumer in the cloud matches: consumer type '
+                      'MIGRATION, project %s.' % lonely, result.stderr)
+        self.assertEqual([], [call for call in calls
+                              if 'allocations' in call[1]])
+
     def test_nothing_matches_is_said(self):
         result = self.openstack(
             ['resource', 'provider', 'consumer', 'list', '--project',
