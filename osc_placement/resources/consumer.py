@@ -387,10 +387,11 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
                 for provider, allocations in zip(listed, results)]
 
     def _details(self, consumers):
-        """GET /allocations/{consumer} for each, concurrently."""
+        """GET /allocations/{consumer} for each, concurrently; a server
+        error is retried."""
         return providers.results_or_raise(common.run_concurrently(
-            lambda consumer: self.get_json(CONSUMER_URL.format(
-                uuid=consumer)),
+            lambda consumer: providers.get_retrying(
+                self.get_json, CONSUMER_URL.format(uuid=consumer)),
             consumers, progress=common.StderrProgress('consumers')))
 
     # --- The whole cloud, or the trees of an aggregate.

@@ -97,9 +97,15 @@ def read_parts(get_json, uuids, parts=ALL_PARTS, progress=None,
 
 
 def _get_retrying(get_json, url, member):
+    return get_retrying(get_json, url)[member]
+
+
+def get_retrying(get_json, url):
+    """``get_json(url)``, sent again after a server error (with back-off):
+    one failed request of thousands should not fail a whole read."""
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
-            return get_json(url)[member]
+            return get_json(url)
         except Exception as exc:
             if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
                 raise

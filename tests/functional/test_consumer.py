@@ -420,6 +420,27 @@ class TestConsumerListCloud(SeededCloud, base.FunctionalTestCase):
             rows = self.cloud_consumers('--consumer-type', 'MIGRATION')
         self.assertEqual({'m2'}, set(rows))
 
+    def test_a_server_error_on_a_consumer_is_retried(self):
+        path = '/allocations/' + self.consumer['m2']
+        seen = []
+
+        def hook(environ):
+            if environ['PATH_INFO'] != path:
+                return None
+            seen.append(path)
+            if len(seen) > 1:
+                return None
+            return ('503 Service Unavailable',
+                    [('Content-Type', 'text/html')],
+                    b'<html><h1>Service Unavailable</h1></html>')
+
+        self.hook_server(hook)
+        self.useFixture(base.fixtures.MonkeyPatch(
+            'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0.001))
+        self.assertEqual({'m1', 'm2'}, set(self.cloud_consumers(
+            '--consumer-type', 'MIGRATION')))
+        self.assertEqual(2, len(seen))
+
     def test_provider_form_takes_any_case(self):
         rows = self.openstack(['resource', 'provider', 'consumer', 'list',
                                self.rp['b2']['name'], '--consumer-type',
