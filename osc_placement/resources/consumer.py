@@ -139,20 +139,26 @@ def type_guess_note(consumer_type):
     write (a misspelt MIGRATION, say), or None."""
     if consumer_type in (None, UNTYPED) + NOVA_TYPES:
         return None
-    note = ("Consumer type '%s' is not one Nova writes (%s); every "
-            "consumer is read to look for it."
-            % (consumer_type, ', '.join(NOVA_TYPES)))
+    note = ("Consumer type '%s' is not one Nova writes (%s); looking "
+            "for it among the consumers." % (consumer_type,
+                                             ', '.join(NOVA_TYPES)))
     close = difflib.get_close_matches(consumer_type, NOVA_TYPES, n=1)
     return note + (' Did you mean %s?' % close[0] if close else '')
 
 
-def check_type_is_held(consumer_type, details, where):
-    """Refuse a type no consumer read has, unless Nova writes it: a name
-    nobody holds is most likely a mistake, and an empty list would hide
-    it."""
+def types_held(details):
+    """The types of the consumers read that still hold allocations."""
+    return {type_of(detail) for detail in details
+            if detail and detail.get('allocations')}
+
+
+def check_type_is_held(consumer_type, held, where):
+    """Refuse a type no consumer has (``held``: the types there), unless
+    Nova writes it: a name nobody holds is most likely a mistake, and an
+    empty list would hide it."""
     if consumer_type in (None, UNTYPED) + NOVA_TYPES:
         return
-    held = sorted({type_of(detail) for detail in details if detail})
+    held = sorted(held)
     if consumer_type not in held:
         raise exceptions.CommandError(
             "Unknown consumer type '%s': no consumer in %s has it (the "
@@ -371,7 +377,7 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
                    else [None] * len(consumers))
         where = ("the tree of '%s'" if parsed_args.tree else "'%s'") % (
             parsed_args.provider)
-        check_type_is_held(consumer_type, details, where)
+        check_type_is_held(consumer_type, types_held(details), where)
         wanted = detail_filters(parsed_args, consumer_type)
         return columns, [
             consumer_row(consumer, held[consumer], detail, columns)
@@ -419,7 +425,7 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
                    if (counts_trees and parsed_args.aggregate)
                    or self._needs_details(parsed_args, columns, ver)
                    else [None] * len(consumers))
-        check_type_is_held(consumer_type, details, where)
+        check_type_is_held(consumer_type, types_held(details), where)
         if counts_trees:
             trees = self._trees_held(every, consumers, details,
                                      consumers_by_provider(read))
@@ -446,9 +452,8 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         held = self.get_json(USAGES_URL, **query)['usages']
         if consumer_type in held:
             return False
-        check_type_is_held(
-            consumer_type, [{'consumer_type': name} for name in held],
-            'project %s' % parsed_args.project)
+        check_type_is_held(consumer_type, held,
+                           'project %s' % parsed_args.project)
         return True
 
     def _aggregate_trees(self, every, aggregate):

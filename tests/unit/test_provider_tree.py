@@ -164,12 +164,15 @@ class TestConsumerFilters(testtools.TestCase):
                               consumer.normalized_consumer_type, value)
 
     def test_a_type_nobody_holds_is_refused_unless_nova_writes_it(self):
-        details = [self.detail('INSTANCE'), None, self.detail()]
-        consumer.check_type_is_held('MIGRATION', details, 'the cloud')
-        consumer.check_type_is_held('INSTANCE', details, 'the cloud')
+        gone = dict(self.detail('GONE'), allocations={})
+        held = consumer.types_held(
+            [self.detail('INSTANCE'), None, self.detail(), gone])
+        self.assertEqual({'INSTANCE', 'unknown'}, held)
+        consumer.check_type_is_held('MIGRATION', held, 'the cloud')
+        consumer.check_type_is_held('INSTANCE', held, 'the cloud')
         error = self.assertRaises(exceptions.CommandError,
                                   consumer.check_type_is_held, 'BOGUS',
-                                  details, 'the cloud')
+                                  held, 'the cloud')
         self.assertEqual("Unknown consumer type 'BOGUS': no consumer in the "
                          "cloud has it (the types held there: INSTANCE, "
                          "unknown).", str(error))
