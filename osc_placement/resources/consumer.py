@@ -419,18 +419,26 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         counts_trees = 'trees' in columns and (
             parsed_args.doubled or 'trees' in (parsed_args.columns
                                                or columns))
+        checked_in = where
+        if counts_trees and not parsed_args.aggregate:
+            # Over the whole cloud the providers read name every provider
+            # a consumer holds: --doubled narrows before any consumer read.
+            self._count_trees(held, every, consumers, [None] * len(consumers),
+                              consumers_by_provider(read))
+            if parsed_args.doubled:
+                consumers = [consumer for consumer in consumers
+                             if held[consumer]['trees'] > 1]
+                checked_in = 'the consumers of %s in more than one tree' % (
+                    where)
         # Outside the whole cloud only a consumer's own allocations name
         # every provider it holds.
         details = (self._details(consumers)
                    if (counts_trees and parsed_args.aggregate)
                    or self._needs_details(parsed_args, columns, ver)
                    else [None] * len(consumers))
-        check_type_is_held(consumer_type, types_held(details), where)
-        if counts_trees:
-            trees = self._trees_held(every, consumers, details,
-                                     consumers_by_provider(read))
-            for consumer in consumers:
-                held[consumer]['trees'] = trees[consumer]
+        check_type_is_held(consumer_type, types_held(details), checked_in)
+        if counts_trees and parsed_args.aggregate:
+            self._count_trees(held, every, consumers, details, {})
         wanted = detail_filters(parsed_args, consumer_type)
         return columns, [
             consumer_row(consumer, held[consumer], detail, columns)
@@ -474,16 +482,16 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         return {uuid: parts[providers.ALLOCATIONS_PART]
                 for uuid, parts in read.items()}
 
-    def _trees_held(self, every, consumers, details, where_held):
-        """``{consumer: compute trees held}``, from the consumer's own
-        allocations where read, else from the providers read."""
+    def _count_trees(self, held, every, consumers, details, where_held):
+        """Set each consumer's ``trees`` in ``held``: from its own
+        allocations where read (``details``), else from the providers read
+        (``where_held``)."""
         root_of = {provider['uuid']: providers.root_of(provider)
                    for provider in every}
         sharing = {provider['uuid'] for provider in self.get_json(
             PROVIDERS_URL,
             required=providers.SHARING_TRAIT)['resource_providers']}
-        return {
-            consumer: len(compute_trees(
+        for consumer, detail in zip(consumers, details):
+            held[consumer]['trees'] = len(compute_trees(
                 detail['allocations'] if detail else where_held[consumer],
                 root_of, sharing))
-            for consumer, detail in zip(consumers, details)}

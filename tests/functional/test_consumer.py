@@ -410,6 +410,17 @@ class TestConsumerListCloud(SeededCloud, base.FunctionalTestCase):
         self.assertLessEqual({'/resource_providers/%s/allocations' % rp['uuid']
                               for rp in self.rp.values()}, set(read))
 
+    def test_doubled_reads_only_the_doubled_consumers(self):
+        calls = self.record_requests()
+        rows = self.cloud_consumers('--doubled')
+        self.assertEqual({'d1', 'd2'}, set(rows))
+        self.assertEqual(self.project, rows['d1']['project_id'])
+        read = {call[1].rsplit('/', 1)[-1] for call in calls
+                if call[1].startswith('/allocations/')}
+        self.assertEqual({'d1', 'd2'},
+                         {self.name_of[uuid_] for uuid_ in read
+                          if uuid_ in self.name_of})
+
     def test_a_consumer_deleted_meanwhile_is_left_out(self):
         b2 = '/resource_providers/%s/allocations' % self.rp['b2']['uuid']
 
