@@ -241,7 +241,8 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
     providers) it holds allocations in anywhere, a sharing provider
     (MISC_SHARES_VIA_AGGREGATE) not counting as one, and --doubled keeps
     those holding more than one. Every provider's allocations are read,
-    one request each, sent concurrently.
+    one request each, sent concurrently (and over the whole cloud,
+    --doubled reads only the doubled consumers one by one).
 
     The consumer's ``project_id`` and ``user_id`` are shown from
     ``--os-placement-api-version {consumer_details}``,
