@@ -88,13 +88,15 @@ def shapes(seeded):
         ('--consumer-type MIGRATION', CONSUMER_LIST + [
             '--consumer-type', 'MIGRATION', '-c', 'consumer_uuid'],
          migrations),
-        ('--doubled -c consumer_uuid', CONSUMER_LIST + [
-            '--doubled', '-c', 'consumer_uuid'], doubled),
+        # consumer_type needs each doubled consumer's own allocations.
+        ('--doubled -c consumer_uuid -c consumer_type', CONSUMER_LIST + [
+            '--doubled', '-c', 'consumer_uuid', '-c', 'consumer_type'],
+         doubled),
     ]
 
 
 def check_found(name, stdout, expected):
-    found = sorted(stdout.split())
+    found = sorted(line.split()[0] for line in stdout.splitlines())
     if found != sorted(expected):
         raise SystemExit('%s printed %d consumers, %d were seeded'
                          % (name, len(found), len(expected)))
@@ -122,7 +124,7 @@ def main(argv=None):
             times = [operator_commands.run(
                 operator_commands.command(args, url, words))[0]
                 for _ in range(args.runs)]
-            print('consumer list %-28s median %6.2f s  min %6.2f s  '
+            print('consumer list %-44s median %6.2f s  min %6.2f s  '
                   '%6d requests  %d rows  (%d runs)'
                   % (name, statistics.median(times), min(times), sent,
                      len(expected), args.runs), flush=True)
