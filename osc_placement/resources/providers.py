@@ -22,6 +22,10 @@ PARTS = {
     'aggregates': PROVIDER_URL + '/aggregates',
 }
 ALL_PARTS = tuple(PARTS)
+# A provider's allocations by consumer (base API), read by ``consumer list``
+# over a whole cloud; not one of the parts read by default.
+ALLOCATIONS_PART = 'allocations'
+PARTS[ALLOCATIONS_PART] = PROVIDER_URL + '/allocations'
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 # A server error while reading a provider is retried this many times.
 MAX_ATTEMPTS = 4
@@ -93,9 +97,15 @@ def read_parts(get_json, uuids, parts=ALL_PARTS, progress=None,
 
 
 def _get_retrying(get_json, url, member):
+    return get_retrying(get_json, url)[member]
+
+
+def get_retrying(get_json, url):
+    """``get_json(url)``, sent again after a server error (with back-off):
+    one failed request of thousands should not fail a whole read."""
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
-            return get_json(url)[member]
+            return get_json(url)
         except Exception as exc:
             if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
                 raise

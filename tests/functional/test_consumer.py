@@ -1,5 +1,6 @@
 """``openstack resource provider consumer list`` through the real shell."""
 
+import json
 import uuid
 
 from tests.functional import base
@@ -214,3 +215,278 @@ class TestDeletingAHeldHost(base.FunctionalTestCase):
             'resource provider consumer list ' + host['uuid'],
             "No resource provider with a name or UUID of '%s' exists."
             % host['uuid'])
+
+
+class SeededCloud:
+    """Hosts in two aggregates, the consumers an operator looks for.
+
+    Aggregate ``a``: ``a1`` (NUMA children ``a1-numa0``, ``a1-numa1``),
+    ``a2`` and a sharing disk; aggregate ``b``: ``b1`` (NUMA children)
+    and ``b2``. Consumers: ``m1`` (MIGRATION, on b2) and ``m2`` (MIGRATION,
+    on a1-numa1 only: no member of the aggregate), ``i1`` (a2) and ``i2``
+    (b1-numa0 and b1's disk), ``d1`` doubled across a2 and b1-numa1,
+    ``d2`` doubled across a1-numa0 and a2, ``s1`` on a1-numa0 and the
+    sharing disk (one tree), ``u1`` on b2 without a type. None of the
+    commands below names a host.
+    """
+
+    def build_seeded_cloud(self):
+        self.agg = {'a': str(uuid.uuid4()), 'b': str(uuid.uuid4())}
+        self.rp = {}
+        for agg, host, numa in (('a', 'a1', True), ('a', 'a2', False),
+                                ('b', 'b1', True), ('b', 'b2', False)):
+            self.add_host(agg, host, numa)
+        disk = self.create_provider(self.unique('shared-disk'))
+        self.set_inventory(disk['uuid'], {'DISK_GB': 1000})
+        self.set_provider_traits(disk['uuid'], ['MISC_SHARES_VIA_AGGREGATE'])
+        self.set_provider_aggregates(disk['uuid'], [self.agg['a']])
+        self.rp['disk'] = disk
+        self.consumer = {}
+        for name, consumer_type, holds in (
+                ('m1', 'MIGRATION', {'b2': {'VCPU': 2}}),
+                ('m2', 'MIGRATION', {'a1-numa1': {'VCPU': 1}}),
+                ('i1', 'INSTANCE', {'a2': {'VCPU': 1, 'DISK_GB': 10}}),
+                ('i2', 'INSTANCE', {'b1-numa0': {'VCPU': 1},
+                                    'b1': {'DISK_GB': 5}}),
+                ('d1', 'INSTANCE', {'a2': {'VCPU': 1},
+                                    'b1-numa1': {'VCPU': 1}}),
+                ('d2', 'INSTANCE', {'a1-numa0': {'VCPU': 1},
+                                    'a2': {'VCPU': 1}}),
+                ('s1', 'INSTANCE', {'a1-numa0': {'VCPU': 2},
+                                    'disk': {'DISK_GB': 20}}),
+                ('u1', None, {'b2': {'VCPU': 1}})):
+            self.consumer[name] = str(uuid.uuid4())
+            self.allocate(self.consumer[name],
+                          {self.rp[key]['uuid']: amounts
+                           for key, amounts in holds.items()},
+                          self.project, self.user, consumer_type=consumer_type)
+        self.name_of = {uuid_: name for name, uuid_ in self.consumer.items()}
+
+    def add_host(self, agg, host, numa):
+        self.rp[host] = root = self.create_provider(self.unique(host))
+        self.set_inventory(root['uuid'], {'VCPU': 8, 'DISK_GB': 100})
+        self.set_provider_aggregates(root['uuid'], [self.agg[agg]])
+        if numa:
+            for cell in ('numa0', 'numa1'):
+                child = self.create_provider(root['name'] + '-' + cell,
+                                             parent=root['uuid'])
+                self.set_inventory(child['uuid'], {'VCPU': 8})
+                self.rp[host + '-' + cell] = child
+
+    def cloud_consumers(self, *options, **kwargs):
+        """The rows of ``consumer list`` without a provider, by the names
+        of this test's consumers (the URL modes share one database)."""
+        rows = self.openstack(
+            ['resource', 'provider', 'consumer', 'list'] + list(options),
+            use_json=True, **kwargs)
+        return {self.name_of[row['consumer_uuid']]: row for row in rows
+                if row['consumer_uuid'] in self.name_of}
+
+
+class TestConsumerListCloud(SeededCloud, base.FunctionalTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.build_seeded_cloud()
+
+    def test_migrations_left_anywhere(self):
+        rows = self.cloud_consumers('--consumer-type', 'migration')
+        self.assertEqual({'m1', 'm2'}, set(rows))
+        self.assertEqual(
+            {'consumer_uuid': self.consumer['m2'], 'resources': 'VCPU=1',
+             'providers': self.rp['a1-numa1']['name'], 'trees': 1,
+             'project_id': self.project, 'user_id': self.user,
+             'consumer_generation': 1, 'consumer_type': 'MIGRATION'},
+            rows['m2'])
+
+    def test_the_whole_cloud_is_exact_for_a_project(self):
+        # The project is this test's own, so nothing else can match.
+        rows = self.openstack(['resource', 'provider', 'consumer', 'list',
+                               '--project', self.project, '--consumer-type',
+                               'MIGRATION', '-f', 'value',
+                               '-c', 'consumer_uuid'])
+        self.assertEqual(sorted([self.consumer['m1'], self.consumer['m2']]),
+                         rows.split())
+
+    def test_doubled_across_compute_trees(self):
+        rows = self.cloud_consumers('--doubled')
+        self.assertEqual({'d1', 'd2'}, set(rows))
+        self.assertEqual(2, rows['d1']['trees'])
+        self.assertEqual(','.join(sorted([self.rp['a2']['name'],
+                                          self.rp['b1-numa1']['name']])),
+                         rows['d1']['providers'])
+
+    def test_a_sharing_disk_is_not_a_second_tree(self):
+        rows = self.cloud_consumers()
+        self.assertEqual(set(self.consumer), set(rows))
+        self.assertEqual(
+            {'m1': 1, 'm2': 1, 'i1': 1, 'i2': 1, 'd1': 2, 'd2': 2, 's1': 1,
+             'u1': 1},
+            {name: row['trees'] for name, row in rows.items()})
+        self.assertEqual('DISK_GB=20,VCPU=2', rows['s1']['resources'])
+
+    def test_aggregate_takes_the_trees_of_its_members(self):
+        rows = self.cloud_consumers('--aggregate', self.agg['a'])
+        # m2 holds only a NUMA node of a1, which is no member itself.
+        self.assertEqual({'m2', 'i1', 'd1', 'd2', 's1'}, set(rows))
+        # What d1 holds in the aggregate, and both of its trees.
+        self.assertEqual(('VCPU=1', self.rp['a2']['name'], 2),
+                         (rows['d1']['resources'], rows['d1']['providers'],
+                          rows['d1']['trees']))
+        self.assertEqual({'m1', 'i2', 'd1', 'u1'}, set(self.cloud_consumers(
+            '--aggregate', self.agg['b'])))
+
+    def test_aggregate_with_filters(self):
+        self.assertEqual({'d1'}, set(self.cloud_consumers(
+            '--aggregate', self.agg['b'], '--doubled')))
+        self.assertEqual({'m2'}, set(self.cloud_consumers(
+            '--aggregate', self.agg['a'], '--consumer-type', 'Migration')))
+
+    def test_untyped_and_by_user(self):
+        self.assertEqual({'u1'}, set(self.cloud_consumers(
+            '--consumer-type', 'unknown')))
+        self.assertEqual(set(), set(self.cloud_consumers(
+            '--user', str(uuid.uuid4()))))
+
+    def test_unknown_consumer_type_fails(self):
+        result = self.assertCommandFails(
+            'resource provider consumer list --consumer-type BOGUS',
+            "Unknown consumer type 'BOGUS': no consumer in the cloud has "
+            "it (the types held there: ")
+        self.assertEqual('', result.stdout)
+        result = self.assertCommandFails(
+            'resource provider consumer list --consumer-type migraton',
+            "Unknown consumer type 'MIGRATON'")
+        self.assertIn('Did you mean MIGRATION?', result.stderr)
+
+    def test_invalid_consumer_type_fails_before_reading(self):
+        calls = self.record_requests()
+        self.assertCommandFails(
+            ['resource', 'provider', 'consumer', 'list', '--consumer-type',
+             'live-migration'],
+            "Invalid consumer type 'live-migration'")
+        self.assertEqual([], [call for call in calls
+                              if 'allocations' in call[1]])
+
+    def test_a_project_lacking_the_type_reads_no_provider(self):
+        calls = self.record_requests()
+        lonely = str(uuid.uuid4())
+        self.assertCommandFails(
+            ['resource', 'provider', 'consumer', 'list', '--project',
+             self.project, '--consumer-type', 'BOGUS'],
+            "Unknown consumer type 'BOGUS': no consumer in project %s has "
+            "it (the types held there: INSTANCE, MIGRATION, unknown)."
+            % self.project)
+        result = self.openstack(
+            ['resource', 'provider', 'consumer', 'list', '--project',
+             lonely, '--consumer-type', 'MIGRATION', '-f', 'value'],
+            may_fail=True)
+        self.assertEqual((0, ''), (result.code, result.stdout))
+        self.assertIn('No consumer in the cloud matches: consumer type '
+                      'MIGRATION, project %s.' % lonely, result.stderr)
+        self.assertEqual([], [call for call in calls
+                              if 'allocations' in call[1]])
+
+    def test_nothing_matches_is_said(self):
+        result = self.openstack(
+            ['resource', 'provider', 'consumer', 'list', '--project',
+             str(uuid.uuid4()), '--consumer-type', 'INSTANCE', '-f', 'json'],
+            may_fail=True)
+        self.assertEqual((0, []), (result.code, json.loads(result.stdout)))
+        self.assertIn('No consumer in the cloud matches: consumer type '
+                      'INSTANCE, project ', result.stderr)
+
+    def test_details_only_when_needed(self):
+        calls = self.record_requests()
+        rows = self.openstack(['resource', 'provider', 'consumer', 'list',
+                               '--doubled', '-f', 'value',
+                               '-c', 'consumer_uuid', '-c', 'trees'])
+        self.assertIn('%s 2' % self.consumer['d1'], rows.splitlines())
+        paths = [call[1].split('?')[0] for call in calls]
+        self.assertEqual([], [path for path in paths
+                              if path.startswith('/allocations/')])
+        read = [path for path in paths if path.endswith('/allocations')]
+        self.assertEqual(len(read), len(set(read)))
+        self.assertLessEqual({'/resource_providers/%s/allocations' % rp['uuid']
+                              for rp in self.rp.values()}, set(read))
+
+    def test_doubled_reads_only_the_doubled_consumers(self):
+        calls = self.record_requests()
+        rows = self.cloud_consumers('--doubled')
+        self.assertEqual({'d1', 'd2'}, set(rows))
+        self.assertEqual(self.project, rows['d1']['project_id'])
+        read = {call[1].rsplit('/', 1)[-1] for call in calls
+                if call[1].startswith('/allocations/')}
+        self.assertEqual({'d1', 'd2'},
+                         {self.name_of[uuid_] for uuid_ in read
+                          if uuid_ in self.name_of})
+
+    def test_a_consumer_deleted_meanwhile_is_left_out(self):
+        b2 = '/resource_providers/%s/allocations' % self.rp['b2']['uuid']
+
+        def delete_m1(send):
+            send('DELETE', '/allocations/' + self.consumer['m1'])
+
+        with self.meanwhile('GET', b2, delete_m1):
+            rows = self.cloud_consumers('--consumer-type', 'MIGRATION')
+        self.assertEqual({'m2'}, set(rows))
+
+    def test_a_server_error_on_a_consumer_is_retried(self):
+        path = '/allocations/' + self.consumer['m2']
+        seen = []
+
+        def hook(environ):
+            if environ['PATH_INFO'] != path:
+                return None
+            seen.append(path)
+            if len(seen) > 1:
+                return None
+            return ('503 Service Unavailable',
+                    [('Content-Type', 'text/html')],
+                    b'<html><h1>Service Unavailable</h1></html>')
+
+        self.hook_server(hook)
+        self.useFixture(base.fixtures.MonkeyPatch(
+            'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0.001))
+        self.assertEqual({'m1', 'm2'}, set(self.cloud_consumers(
+            '--consumer-type', 'MIGRATION')))
+        self.assertEqual(2, len(seen))
+
+    def test_provider_form_takes_any_case(self):
+        rows = self.openstack(['resource', 'provider', 'consumer', 'list',
+                               self.rp['b2']['name'], '--consumer-type',
+                               'migration', '-f', 'value',
+                               '-c', 'consumer_uuid'])
+        self.assertEqual([self.consumer['m1']], rows.split())
+        self.assertCommandFails(
+            ['resource', 'provider', 'consumer', 'list',
+             self.rp['b2']['name'], '--consumer-type', 'BOGUS'],
+            "Unknown consumer type 'BOGUS': no consumer in '%s' has it"
+            % self.rp['b2']['name'])
+
+    def test_options_of_the_other_form(self):
+        self.assertCommandFails(
+            ['resource', 'provider', 'consumer', 'list',
+             self.rp['b2']['name'], '--doubled'],
+            '--doubled lists consumers without a provider')
+        self.assertCommandFails(
+            'resource provider consumer list --tree',
+            '--tree needs a provider')
+        self.assertCommandFails(
+            'resource provider consumer list --aggregate not-a-uuid',
+            "Invalid aggregate 'not-a-uuid'")
+        lonely = str(uuid.uuid4())
+        self.assertCommandFails(
+            'resource provider consumer list --aggregate ' + lonely,
+            'No resource provider is in aggregate %s.' % lonely)
+
+    def test_gates_and_columns_by_version(self):
+        self.assertCommandFails('resource provider consumer list --doubled',
+                                base.GATE % ('1.17', '1.18'), version='1.17')
+        self.assertCommandFails(
+            'resource provider consumer list --aggregate ' + self.agg['a'],
+            base.GATE % ('1.13', '1.14'), version='1.13')
+        rows = self.cloud_consumers(version='1.17')
+        self.assertEqual(['consumer_uuid', 'resources', 'providers',
+                          'project_id', 'user_id'], list(rows['d1']))
+        self.assertEqual(set(self.consumer), set(rows))

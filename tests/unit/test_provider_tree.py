@@ -1,6 +1,7 @@
 """The pure shaping of ``tree show`` and ``consumer list`` output."""
 
 import testtools
+from osc_lib import exceptions
 
 from osc_placement.resources import common
 from osc_placement.resources import consumer
@@ -139,9 +140,77 @@ class TestConsumerRows(testtools.TestCase):
         columns = consumer.consumer_columns('1.38', tree=True)
         self.assertEqual(('c', 'VCPU=1', 'a,b', 'p', 'u', 3, 'MIGRATION'),
                          consumer.consumer_row('c', entry, detail, columns))
-        self.assertTrue(consumer.is_of_type(detail, 'MIGRATION'))
-        self.assertFalse(consumer.is_of_type(detail, 'INSTANCE'))
-        self.assertTrue(consumer.is_of_type(detail, None))
+
+
+class TestConsumerFilters(testtools.TestCase):
+
+    def detail(self, consumer_type=None, project='p'):
+        return {'allocations': {'rp': {'resources': {'VCPU': 1}}},
+                'project_id': project, 'user_id': 'u',
+                'consumer_type': consumer_type or 'unknown'}
+
+    def test_types_in_any_case(self):
+        self.assertEqual('MIGRATION',
+                         consumer.normalized_consumer_type('migration'))
+        self.assertEqual('unknown',
+                         consumer.normalized_consumer_type('Unknown'))
+        self.assertEqual('CUSTOM_9',
+                         consumer.normalized_consumer_type('custom_9'))
+        self.assertIsNone(consumer.normalized_consumer_type(None))
+
+    def test_invalid_types_refused(self):
+        for value in ('live-migration', '', 'X' * 256, 'MIGRATION '):
+            self.assertRaises(exceptions.CommandError,
+                              consumer.normalized_consumer_type, value)
+
+    def test_a_type_nobody_holds_is_refused_unless_nova_writes_it(self):
+        gone = dict(self.detail('GONE'), allocations={})
+        held = consumer.types_held(
+            [self.detail('INSTANCE'), None, self.detail(), gone])
+        self.assertEqual({'INSTANCE', 'unknown'}, held)
+        consumer.check_type_is_held('MIGRATION', held, 'the cloud')
+        consumer.check_type_is_held('INSTANCE', held, 'the cloud')
+        error = self.assertRaises(exceptions.CommandError,
+                                  consumer.check_type_is_held, 'BOGUS',
+                                  held, 'the cloud')
+        self.assertEqual("Unknown consumer type 'BOGUS': no consumer in the "
+                         "cloud has it (the types held there: INSTANCE, "
+                         "unknown).", str(error))
+        self.assertIn('Did you mean MIGRATION?',
+                      consumer.type_guess_note('MIGRATON'))
+        self.assertIsNone(consumer.type_guess_note('unknown'))
+
+    def test_matches(self):
+        wanted = {'consumer_type': 'MIGRATION', 'project_id': 'p',
+                  'user_id': None}
+        self.assertTrue(consumer.matches(self.detail('MIGRATION'), wanted))
+        self.assertFalse(consumer.matches(self.detail('INSTANCE'), wanted))
+        self.assertFalse(consumer.matches(
+            self.detail('MIGRATION', project='q'), wanted))
+        gone = dict(self.detail('MIGRATION'), allocations={})
+        self.assertFalse(consumer.matches(gone, wanted))
+        self.assertTrue(consumer.matches(None, {'consumer_type': None}))
+
+
+class TestComputeTrees(testtools.TestCase):
+
+    def test_sharing_providers_are_no_tree(self):
+        root_of = {'n0': 'h1', 'n1': 'h1', 'h1': 'h1', 'h2': 'h2'}
+        self.assertEqual({'h1'}, consumer.compute_trees(
+            ['n0', 'n1', 'h1', 'disk'], root_of, {'disk'}))
+        self.assertEqual({'h1', 'h2'}, consumer.compute_trees(
+            ['n0', 'h2', 'disk'], root_of, {'disk'}))
+        # A provider created meanwhile is its own tree.
+        self.assertEqual({'new'}, consumer.compute_trees(['new'], {}, set()))
+
+    def test_trees_of_the_members(self):
+        listed = [provider('h1', 'h1'),
+                  dict(provider('n0', 'n0', parent='h1'),
+                       root_provider_uuid='h1'),
+                  provider('h2', 'h2'), provider('disk', 'disk')]
+        self.assertEqual(['h1', 'n0', 'disk'], [
+            rp['uuid'] for rp in consumer.in_trees_of(
+                listed, [listed[0], listed[3]])])
 
 
 class TestWorkers(testtools.TestCase):
