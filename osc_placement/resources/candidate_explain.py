@@ -379,32 +379,55 @@ def _group_label(group):
 
 # --- The funnel ------------------------------------------------------------
 
+# How the funnel reads which sharing providers serve the trees whose
+# verdict they can change: from those trees' aggregates (True), from every
+# sharing provider's (False), or whichever is fewer requests (None).
+SERVERS_FROM_TREES = None
+
+
 def funnel_rows(reader, request, candidates_of_request, progress=None):
     """Each criterion's providers alone, and the trees still in after it
     and every criterion before it; then the whole request's answer.
     ``candidates_of_request()`` asks for that answer."""
-    cloud, answer = FunnelCloud.read(reader, request, candidates_of_request,
-                                     progress)
-    steps = [explain.funnel_steps(group) for group in request.groups]
-    met = cloud.steps_met(reader, request, steps)
-    remaining = set(cloud.trees)
-    rows = [('', 'all providers', len(cloud.providers), len(remaining), '')]
-    for index, (group, group_steps) in enumerate(zip(request.groups, steps)):
-        for passed, (criterion, _) in enumerate(group_steps):
-            # A tree stays in while the group meets this criterion too:
-            # the set only ever shrinks.
-            remaining = {root for root in remaining
-                         if met[root][index] > passed}
-            rows.append((_group_label(group.suffix),
-                         criterion_text(criterion),
-                         cloud.passing(criterion), len(remaining), ''))
-    rows += _root_rows(cloud, request, remaining)
+    cloud, answer, steps = funnel_steps(reader, request,
+                                        candidates_of_request, progress)
+    rows = [(label, criterion, passing, len(trees), '')
+            for label, criterion, passing, trees in steps]
     _mark_first_empty(rows)
     count = len(answer['allocation_requests'])
     rows.append(('', 'allocation candidates', count,
                  len(cloud.anchors_of(answer)),
                  '' if count else 'no candidates'))
     return rows
+
+
+def funnel_steps(reader, request, candidates_of_request, progress=None):
+    """``(cloud, answer, [(group label, criterion, providers passing it
+    alone, roots of the trees still in)])``, from all providers to the
+    last criterion."""
+    cloud, answer = FunnelCloud.read(reader, request, candidates_of_request,
+                                     progress)
+    steps = [explain.funnel_steps(group) for group in request.groups]
+    met = cloud.steps_met(reader, request, steps)
+    remaining = set(cloud.trees)
+    found = [('', 'all providers', len(cloud.providers), remaining)]
+    for index, (group, group_steps) in enumerate(zip(request.groups, steps)):
+        for passed, (criterion, _) in enumerate(group_steps):
+            # A tree stays in while the group meets this criterion too:
+            # the set only ever shrinks.
+            remaining = {root for root in remaining
+                         if met[root][index] > passed}
+            found.append((_group_label(group.suffix),
+                          criterion_text(criterion),
+                          cloud.passing(criterion), remaining))
+    if request.root_required or request.root_forbidden:
+        value = ','.join(sorted(request.root_required)
+                         + ['!' + n for n in sorted(request.root_forbidden)])
+        roots = {root for root in cloud.trees
+                 if explain.root_passes(cloud.providers[root], request)}
+        found.append(('', 'root has %s' % value, len(roots),
+                      remaining & roots))
+    return cloud, answer, found
 
 
 def _mark_first_empty(rows):
@@ -433,18 +456,6 @@ def criterion_text(criterion):
         'not member_of': ('not in aggregate %s' if one
                           else 'in none of aggregates %s'),
     }[kind] % listed
-
-
-def _root_rows(cloud, request, remaining):
-    """The trees whose root passes --root-required, of those still in."""
-    if not (request.root_required or request.root_forbidden):
-        return []
-    value = ','.join(sorted(request.root_required)
-                     + ['!' + n for n in sorted(request.root_forbidden)])
-    roots = {root for root in cloud.trees
-             if explain.root_passes(cloud.providers[root], request)}
-    remaining &= roots
-    return [('', 'root has %s' % value, len(roots), len(remaining), '')]
 
 
 class FunnelCloud:
@@ -616,7 +627,10 @@ class FunnelCloud:
         own_reads = sum(len(self.trees[root]) + 1 for root in roots)
         sharing = sorted(self.sharing & set(self.providers))
         progress = common.StderrProgress('explain: sharing providers')
-        if own_reads <= 2 * len(sharing):
+        from_trees = SERVERS_FROM_TREES
+        if from_trees is None:
+            from_trees = own_reads <= 2 * len(sharing)
+        if from_trees:
             aggregates = reader.aggregates_of_many(
                 [p.uuid for root in roots for p in self.trees[root]],
                 progress)
