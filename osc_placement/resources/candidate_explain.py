@@ -383,6 +383,10 @@ def _group_label(group):
 # verdict they can change: from those trees' aggregates (True), from every
 # sharing provider's (False), or whichever is fewer requests (None).
 SERVERS_FROM_TREES = None
+# The funnel's lists are few and large: two at a time let the client read
+# one while the server writes the next, without splitting one server
+# worker's time between all of them.
+READS_AT_ONCE = 2
 
 
 def funnel_rows(reader, request, candidates_of_request, progress=None):
@@ -514,7 +518,8 @@ class FunnelCloud:
                  + [_root_read(reader, uuid)
                     for uuid in sorted(request.in_tree_uuids)])
         found = providers.results_or_raise(common.run_concurrently(
-            lambda read: read(), reads, progress=progress))
+            lambda read: read(), reads, workers=READS_AT_ONCE,
+            progress=progress))
         listed, sharing, answer = found[:3]
         found = found[3:]
         fits = dict(zip(classes, found[:len(classes)]))
