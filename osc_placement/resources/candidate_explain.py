@@ -393,7 +393,7 @@ def funnel_rows(reader, request, candidates_of_request, progress=None):
     """Each criterion's providers alone, and the trees still in after it
     and every criterion before it; then the whole request's answer.
     ``candidates_of_request()`` asks for that answer."""
-    cloud, answer, steps = funnel_steps(reader, request,
+    cloud, answer, steps = funnel_trees(reader, request,
                                         candidates_of_request, progress)
     rows = [(label, criterion, passing, len(trees), '')
             for label, criterion, passing, trees in steps]
@@ -405,7 +405,7 @@ def funnel_rows(reader, request, candidates_of_request, progress=None):
     return rows
 
 
-def funnel_steps(reader, request, candidates_of_request, progress=None):
+def funnel_trees(reader, request, candidates_of_request, progress=None):
     """``(cloud, answer, [(group label, criterion, providers passing it
     alone, roots of the trees still in)])``, from all providers to the
     last criterion."""

@@ -129,7 +129,7 @@ class TestFunnelMatchesTheServer(http_tests.AppTestCase):
             # other, whatever the counts.
             self.patch(candidate_explain, 'SERVERS_FROM_TREES',
                        servers_read)
-        funnel, _, steps = candidate_explain.funnel_steps(
+        funnel, _, steps = candidate_explain.funnel_trees(
             reader, request, lambda: body)
         trees = [step[3] for step in steps]
         for before, after in zip(trees, trees[1:]):
