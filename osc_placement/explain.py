@@ -199,14 +199,20 @@ class Neighbourhood:
     values of the request (None: no such provider).
     """
 
-    def __init__(self, anchor, around, known=None, in_tree_roots=None):
+    def __init__(self, anchor, around, known=None, in_tree_roots=None,
+                 servers=None):
         self.anchor = anchor
         self.known = dict(known or around)
         self.tree = [p for p in around.values() if p.root == anchor]
-        tree_aggs = frozenset().union(*(p.aggregates for p in self.tree))
-        self.servers = [p for p in around.values()
-                        if p.root != anchor and p.is_sharing
-                        and p.aggregates & tree_aggs]
+        if servers is None:
+            # Which sharing providers serve the tree, from their
+            # aggregates; the funnel, which knows, hands them over.
+            tree_aggs = frozenset().union(*(p.aggregates
+                                            for p in self.tree))
+            servers = [p for p in around.values()
+                       if p.root != anchor and p.is_sharing
+                       and p.aggregates & tree_aggs]
+        self.servers = list(servers)
         # Findings list the root first, then each level by name.
         self.providers = sorted(self.tree, key=self._depth_and_name) \
             + sorted(self.servers, key=lambda p: p.uuid)
@@ -318,7 +324,12 @@ def group_choices(hood, group):
 
 
 def root_ok(hood, request):
-    traits = hood.root.traits
+    return root_passes(hood.root, request)
+
+
+def root_passes(root, request):
+    """Does the root provider ``root`` pass ``root_required``?"""
+    traits = root.traits
     return (request.root_required <= traits
             and not traits & request.root_forbidden)
 
@@ -678,3 +689,77 @@ def _helper_findings(hood, request, helpers):
                 'aggregates: %s%s' % (
                     ','.join(sorted(helper.aggregates)) or 'none',
                     '' if count == 1 else ' (one of %d)' % count), FAIL)
+
+
+# --- The funnel ----------------------------------------------------------
+#
+# The same rules, criterion by criterion: a tree is still in after a
+# criterion when every group reached so far has a choice under it (its
+# anchor) meeting that criterion and every one before it. Each step only
+# adds a constraint, so the trees still in never grow.
+
+class Listed(Provider):
+    """A provider known from filtered provider lists only: the request's
+    amounts it has room for (``fits``: ``(class, amount)`` pairs), and the
+    request's traits and aggregates it has."""
+
+    def __init__(self, uuid, name, parent, root, fits=(), traits=(),
+                 aggregates=()):
+        super().__init__(uuid, name, parent, root, traits=traits,
+                         aggregates=aggregates)
+        self.fits = frozenset(fits)
+
+    def fits_one_request(self, rc, amount):
+        return (rc, amount) in self.fits
+
+
+def funnel_steps(group):
+    """``[(criterion, the group cut to it and every criterion before)]``.
+
+    Positive criteria come before negative ones: a resourceless group
+    matches nothing on forbidden filters alone, so a group cut before its
+    first positive filter would drop trees that the whole group keeps.
+    """
+    cut = Group(group.suffix)
+    steps = []
+
+    def step(criterion):
+        partial = Group(cut.suffix)
+        partial.resources = dict(cut.resources)
+        partial.required = list(cut.required)
+        partial.forbidden = set(cut.forbidden)
+        partial.member_of = list(cut.member_of)
+        partial.forbidden_aggs = set(cut.forbidden_aggs)
+        partial.in_tree = cut.in_tree
+        steps.append((criterion, partial))
+
+    for rc, amount in group.resources.items():
+        cut.resources[rc] = amount
+        step(('room', rc, amount))
+    for any_of in group.required:
+        cut.required.append(any_of)
+        step(('required', any_of))
+    for any_of in group.member_of:
+        cut.member_of.append(any_of)
+        step(('member_of', any_of))
+    for name in sorted(group.forbidden):
+        cut.forbidden.add(name)
+        step(('forbidden', name))
+    if group.forbidden_aggs:
+        cut.forbidden_aggs = set(group.forbidden_aggs)
+        step(('not member_of', frozenset(group.forbidden_aggs)))
+    if group.in_tree:
+        cut.in_tree = group.in_tree
+        step(('in_tree', group.in_tree))
+    return steps
+
+
+def steps_met(hood, steps):
+    """How many of ``steps`` (``funnel_steps``), from the first, some
+    choice under the anchor meets."""
+    met = 0
+    for _, partial in steps:
+        if not group_choices(hood, partial):
+            break
+        met += 1
+    return met

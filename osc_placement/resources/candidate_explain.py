@@ -34,6 +34,9 @@ EXPLAIN_COLUMNS = ('tree', 'provider', 'group', 'check', 'wanted', 'found',
                    'result')
 FUNNEL_COLUMNS = ('group', 'criterion', 'providers', 'trees', 'note')
 UNNAMED_LABEL = '(unnamed)'
+# The exit status of explain --resource-provider when none of the trees
+# named is a candidate (1 is an error, 2 a usage error).
+NOT_A_CANDIDATE = 3
 
 
 class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
@@ -55,12 +58,32 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
     with the tree. ``--all-checks`` lists the checks that passed too.
 
     Without ``--resource-provider``: a funnel over the whole cloud, per
-    request group, each criterion's count of providers alone and of those
-    passing every criterion so far, from one request per criterion, then
-    the number of allocation candidates; the first criterion that empties
-    the set is marked.
+    request group, each criterion's count of providers alone and of the
+    trees that can still anchor a candidate meeting it and every criterion
+    before it, judged by the rules of ``GET /allocation_candidates`` (the
+    unnamed group's traits on the providers that supply its resources, a
+    sharing provider for the trees it serves); then the number of
+    allocation candidates and of the trees they are anchored at. The
+    counts never grow; the criterion that empties the set is marked.
+
+    With ``--resource-provider``, the exit status is 3 when none of the
+    trees named is a candidate (the rows are printed all the same).
 
     The reads need a server that speaks at least {provider_required}.
+
+    Examples:
+
+    Where does a Nova flavor lose the cloud?
+
+        openstack allocation candidate explain --resource VCPU=4
+        --resource MEMORY_MB=8192 --resource DISK_GB=40
+        --forbidden COMPUTE_STATUS_DISABLED
+
+    Why is compute-7 not a candidate for it?
+
+        openstack allocation candidate explain --resource VCPU=4
+        --resource MEMORY_MB=8192 --resource DISK_GB=40
+        --forbidden COMPUTE_STATUS_DISABLED --resource-provider compute-7
     """
 
     required_feature = 'allocation_candidates'
@@ -99,11 +122,23 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
             answer_query = dict(query, limit=limit) if limit else query
             return FUNNEL_COLUMNS, funnel_rows(
                 reader, request,
-                lambda: self.get_json(candidates.BASE_URL, **answer_query))
+                lambda: self.get_json(candidates.BASE_URL, **answer_query),
+                common.StderrProgress('explain: reading the cloud'))
         self._check_request(query, ver)
         rows = explain_rows(reader, request, parsed_args.explained,
                             parsed_args.all_checks)
+        self._none_is_a_candidate = not any(
+            row[3] == 'candidate' and row[6] == explain.PASS
+            for row in rows)
         return EXPLAIN_COLUMNS, rows
+
+    def run(self, parsed_args):
+        """The rows, then NOT_A_CANDIDATE when no tree named is one: a
+        script can tell without reading them."""
+        self._none_is_a_candidate = False
+        status = super().run(parsed_args)
+        return status or (NOT_A_CANDIDATE if self._none_is_a_candidate
+                          else 0)
 
     def _check_reads_possible(self, ver):
         """The reads go at READ_FEATURE's version at least. A version the
@@ -140,14 +175,15 @@ class CloudReader:
         self._listed = {}      # uuid -> listing dict
         self._details = {}     # uuid -> explain.Provider
         self._trees = {}       # root uuid -> [uuid]
-        self._sharing = None   # uuids of every sharing provider
         self._served = {}      # sharing provider uuid -> roots it serves
         self._with_room = {}   # (class, amount) -> sharing providers
         self._aggregates_only = {}  # uuid -> Provider with aggregates
 
-    def get_json(self, url, **params):
-        ver = self.placement.api_version
-        if not version.supports(ver, READ_FEATURE):
+    def get_json(self, url, version_=None, **params):
+        """GET at ``version_``, or at the command's version, but at
+        READ_FEATURE's at least."""
+        ver = version_ or self.placement.api_version
+        if not version_ and not version.supports(ver, READ_FEATURE):
             ver = version.since(READ_FEATURE)
         return self.placement.request('GET', url, params=params,
                                       version=ver).json()
@@ -157,6 +193,11 @@ class CloudReader:
         for item in found:
             self._listed[item['uuid']] = item
         return found
+
+    def list_uuids(self, version_=None, **params):
+        """The uuids of the providers a filtered list returns."""
+        return _uuids(self.get_json(PROVIDERS_URL, version_,
+                                    **params)['resource_providers'])
 
     def name(self, uuid):
         """A provider's name (its UUID if it has none), once listed."""
@@ -199,19 +240,32 @@ class CloudReader:
         found = self.list_providers(**providers.in_aggregates(aggregates))
         return {providers.root_of(item) for item in found}
 
-    def trees_served_by(self, uuids):
-        """The roots of ``uuids``' trees, and of the trees those that are
-        sharing providers serve."""
-        if self._sharing is None:
-            self._sharing = _uuids(self.list_providers(
-                required=providers.SHARING_TRAIT))
-        sharing = sorted(set(uuids) & self._sharing)
+    def aggregates_of_many(self, uuids, progress=None):
+        """``{uuid: its aggregates}``, read concurrently."""
+        read = providers.read_parts(self.get_json, uuids, ('aggregates',),
+                                    progress=progress)
+        return {uuid: set(parts['aggregates'])
+                for uuid, parts in read.items()}
+
+    def sharing_uuids_in(self, aggregate_sets, progress=None):
+        """For each set of aggregates, the sharing providers in any of
+        them; read concurrently."""
+        def sharing_in(aggregates):
+            if not aggregates:
+                return set()
+            return self.list_uuids(**providers.in_aggregates(
+                aggregates, required=providers.SHARING_TRAIT))
+        return providers.results_or_raise(common.run_concurrently(
+            sharing_in, aggregate_sets, progress=progress))
+
+    def served_by(self, sharing, progress=None):
+        """``{sharing provider: roots of the trees it serves}``: its
+        aggregates, then their members; read concurrently."""
         unread = [uuid for uuid in sharing if uuid not in self._served]
         served = providers.results_or_raise(common.run_concurrently(
-            self._trees_served_by_one, unread))
+            self._trees_served_by_one, unread, progress=progress))
         self._served.update(zip(unread, served))
-        trees = {providers.root_of(self._listed[u]) for u in uuids}
-        return trees.union(*(self._served[uuid] for uuid in sharing))
+        return {uuid: self._served[uuid] for uuid in sharing}
 
     def _trees_served_by_one(self, uuid):
         aggregates = providers.aggregates_of(self.get_json, uuid)
@@ -325,30 +379,59 @@ def _group_label(group):
 
 # --- The funnel ------------------------------------------------------------
 
-def funnel_rows(reader, request, candidates_of_request):
+# How the funnel reads which sharing providers serve the trees whose
+# verdict they can change: from those trees' aggregates (True), from every
+# sharing provider's (False), or whichever is fewer requests (None).
+SERVERS_FROM_TREES = None
+# The funnel's lists are few and large: two at a time let the client read
+# one while the server writes the next, without splitting one server
+# worker's time between all of them.
+READS_AT_ONCE = 2
+
+
+def funnel_rows(reader, request, candidates_of_request, progress=None):
     """Each criterion's providers alone, and the trees still in after it
     and every criterion before it; then the whole request's answer.
     ``candidates_of_request()`` asks for that answer."""
-    everyone = reader.list_providers()
-    root_of = {item['uuid']: providers.root_of(item) for item in everyone}
-    remaining = set(root_of.values())
-    rows = [('', 'all providers', len(root_of), len(remaining), '')]
-    for group in request.groups:
-        for criterion, passing, trees in _group_funnel(reader, group,
-                                                       root_of):
-            remaining &= trees
-            rows.append((_group_label(group.suffix), criterion,
-                         len(passing), len(remaining), ''))
-    rows += _root_rows(reader, request, root_of, remaining)
+    cloud, answer, steps = funnel_trees(reader, request,
+                                        candidates_of_request, progress)
+    rows = [(label, criterion, passing, len(trees), '')
+            for label, criterion, passing, trees in steps]
     _mark_first_empty(rows)
-    answer = candidates_of_request()
     count = len(answer['allocation_requests'])
-    answered = {root_of.get(uuid, uuid)
-                for request_ in answer['allocation_requests']
-                for uuid, _ in candidates.request_allocations(request_)}
-    rows.append(('', 'allocation candidates', count, len(answered),
+    rows.append(('', 'allocation candidates', count,
+                 len(cloud.anchors_of(answer)),
                  '' if count else 'no candidates'))
     return rows
+
+
+def funnel_trees(reader, request, candidates_of_request, progress=None):
+    """``(cloud, answer, [(group label, criterion, providers passing it
+    alone, roots of the trees still in)])``, from all providers to the
+    last criterion."""
+    cloud, answer = FunnelCloud.read(reader, request, candidates_of_request,
+                                     progress)
+    steps = [explain.funnel_steps(group) for group in request.groups]
+    met = cloud.steps_met(reader, request, steps)
+    remaining = set(cloud.trees)
+    found = [('', 'all providers', len(cloud.providers), remaining)]
+    for index, (group, group_steps) in enumerate(zip(request.groups, steps)):
+        for passed, (criterion, _) in enumerate(group_steps):
+            # A tree stays in while the group meets this criterion too:
+            # the set only ever shrinks.
+            remaining = {root for root in remaining
+                         if met[root][index] > passed}
+            found.append((_group_label(group.suffix),
+                          criterion_text(criterion),
+                          cloud.passing(criterion), remaining))
+    if request.root_required or request.root_forbidden:
+        value = ','.join(sorted(request.root_required)
+                         + ['!' + n for n in sorted(request.root_forbidden)])
+        roots = {root for root in cloud.trees
+                 if explain.root_passes(cloud.providers[root], request)}
+        found.append(('', 'root has %s' % value, len(roots),
+                      remaining & roots))
+    return cloud, answer, found
 
 
 def _mark_first_empty(rows):
@@ -358,60 +441,245 @@ def _mark_first_empty(rows):
             return
 
 
-def _group_funnel(reader, group, root_of):
-    """``(criterion, passing providers, trees that may still serve the
-    group)`` after each criterion of one group.
-
-    A suffixed group's providers must pass every criterion themselves; the
-    unsuffixed group's criteria may be met by different providers of a
-    tree (a NUMA node has the VCPU, the root the disk), so there a tree
-    stays in while each criterion so far is met by one of its providers.
-    A sharing provider meets a criterion for every tree it serves.
-    """
-    remaining_providers = set(root_of)
-    remaining_trees = set(root_of.values())
-    for criterion, params in group_criteria(group):
-        passing = _uuids(reader.list_providers(**params))
-        if group.suffix:
-            remaining_providers &= passing
-            remaining_trees = reader.trees_served_by(remaining_providers)
-        else:
-            remaining_trees &= reader.trees_served_by(passing)
-        yield criterion, passing, remaining_trees
-
-
-def group_criteria(group):
-    """``(criterion, provider list filters)`` in the order they cut: room
-    for each class, traits, aggregates, tree."""
-    for rc, amount in group.resources.items():
-        yield ('room for %s=%d' % (rc, amount),
-               {'resources': '%s:%d' % (rc, amount)})
-    for any_of in group.required:
-        names = sorted(any_of)
-        value = names[0] if len(names) == 1 else 'in:' + ','.join(names)
-        yield 'has trait %s' % value, {'required': value}
-    for name in sorted(group.forbidden):
-        yield 'without trait %s' % name, {'required': '!' + name}
-    for any_of in group.member_of:
-        value = 'in:' + ','.join(sorted(any_of))
-        yield 'in aggregate %s' % value, {'member_of': value}
-    if group.forbidden_aggs:
-        value = '!in:' + ','.join(sorted(group.forbidden_aggs))
-        yield 'not in aggregate %s' % value[1:], {'member_of': value}
-    if group.in_tree:
-        yield 'in the tree of %s' % group.in_tree, {'in_tree': group.in_tree}
+def criterion_text(criterion):
+    """How a row of the funnel names its criterion."""
+    kind, value = criterion[0], criterion[1:]
+    if kind == 'room':
+        return 'room for %s=%d' % value
+    if kind == 'in_tree':
+        return 'in the tree of %s' % value[0]
+    names = sorted(value[0]) if isinstance(value[0], frozenset) \
+        else [value[0]]
+    one = len(names) == 1
+    listed = ','.join(names)
+    return {
+        'required': ('has trait %s' if one else 'has any of traits %s'),
+        'forbidden': 'without trait %s',
+        'member_of': ('in aggregate %s' if one
+                      else 'in any of aggregates %s'),
+        'not member_of': ('not in aggregate %s' if one
+                          else 'in none of aggregates %s'),
+    }[kind] % listed
 
 
-def _root_rows(reader, request, root_of, remaining):
-    """The trees whose root passes --root-required, of those still in."""
-    if not (request.root_required or request.root_forbidden):
-        return []
-    value = ','.join(sorted(request.root_required)
-                     + ['!' + n for n in sorted(request.root_forbidden)])
-    roots = _uuids(reader.list_providers(required=value)) & set(
-        root_of.values())
-    return [('', 'root has %s' % value, len(roots),
-             len(roots & remaining), '')]
+class FunnelCloud:
+    """The whole cloud as the funnel sees it: every provider, and which
+    of them pass each criterion of the request, from one provider list
+    per criterion (a trait's holders, an aggregate's members, the
+    providers with room for an amount) rather than one read per
+    provider."""
+
+    def __init__(self, listed, sharing, fits, holders, members,
+                 in_tree_roots):
+        self.sharing = sharing
+        self.fits = fits          # (class, amount) -> uuids with room
+        self.holders = holders    # trait -> uuids that have it
+        self.members = members    # aggregate -> uuids in it
+        self.in_tree_roots = in_tree_roots
+        self.root_of = {item['uuid']: providers.root_of(item)
+                        for item in listed}
+        room = _inverted(fits)
+        traits = _inverted(holders)
+        aggregates = _inverted(members)
+        self.providers = {}
+        self.trees = {}
+        for item in listed:
+            uuid = item['uuid']
+            provider = explain.Listed(
+                uuid, item.get('name'), item.get('parent_provider_uuid'),
+                self.root_of[uuid], room.get(uuid, ()),
+                traits.get(uuid, set())
+                | ({providers.SHARING_TRAIT} if uuid in sharing else set()),
+                aggregates.get(uuid, ()))
+            self.providers[uuid] = provider
+            self.trees.setdefault(provider.root, []).append(provider)
+
+    @classmethod
+    def read(cls, reader, request, candidates_of_request, progress=None):
+        """``(cloud, answer)``: the lists, and the request's own answer,
+        sent together."""
+        classes = sorted({item for group in request.groups
+                          for item in group.resources.items()})
+        traits = sorted(set().union(*(
+            set().union(group.forbidden, *group.required)
+            for group in request.groups), request.root_required,
+            request.root_forbidden))
+        aggregates = sorted(set().union(*(
+            set().union(group.forbidden_aggs, *group.member_of)
+            for group in request.groups)))
+        reads = ([lambda: reader.list_providers(),
+                  lambda: reader.list_uuids(
+                      required=providers.SHARING_TRAIT),
+                  candidates_of_request]
+                 + [_room_read(reader, rc, amount)
+                    for rc, amount in classes]
+                 + [_trait_read(reader, name) for name in traits]
+                 + [_member_read(reader, agg) for agg in aggregates]
+                 + [_root_read(reader, uuid)
+                    for uuid in sorted(request.in_tree_uuids)])
+        found = providers.results_or_raise(common.run_concurrently(
+            lambda read: read(), reads, workers=READS_AT_ONCE,
+            progress=progress))
+        listed, sharing, answer = found[:3]
+        found = found[3:]
+        fits = dict(zip(classes, found[:len(classes)]))
+        found = found[len(classes):]
+        holders = dict(zip(traits, found[:len(traits)]))
+        found = found[len(traits):]
+        members = dict(zip(aggregates, found[:len(aggregates)]))
+        in_tree_roots = dict(zip(sorted(request.in_tree_uuids),
+                                 found[len(aggregates):]))
+        return cls(listed, sharing, fits, holders, members,
+                   in_tree_roots), answer
+
+    def passing(self, criterion):
+        """How many providers pass ``criterion`` on its own."""
+        kind, value = criterion[0], criterion[1:]
+        total = len(self.providers)
+        if kind == 'room':
+            return len(self.fits[value])
+        if kind == 'in_tree':
+            root = self.in_tree_roots.get(value[0])
+            return len(self.trees.get(root, ()))
+        names = value[0] if isinstance(value[0], frozenset) else [value[0]]
+        table = self.holders if kind in ('required', 'forbidden') \
+            else self.members
+        having = set().union(*(table[name] for name in names))
+        if kind in ('forbidden', 'not member_of'):
+            return total - len(having)
+        return len(having)
+
+    def anchors_of(self, answer):
+        """The trees the answer's candidates are anchored at: those of
+        the providers that are not sharing providers (a candidate taking
+        from sharing providers only counts under theirs)."""
+        anchors = set()
+        for request_ in answer['allocation_requests']:
+            uuids = [uuid for uuid, _ in
+                     candidates.request_allocations(request_)]
+            own = [uuid for uuid in uuids if uuid not in self.sharing]
+            anchors |= {self.root_of.get(uuid, uuid)
+                        for uuid in own or uuids}
+        return anchors
+
+    # --- judging every tree
+
+    def steps_met(self, reader, request, steps):
+        """``{root: [steps met, per group]}``, by explain's rules.
+
+        The sharing providers serving a tree are known only from their
+        aggregates, one read each. So every tree is judged twice first:
+        with its own providers only, and with one sharing provider of each
+        kind (the same room, traits and named aggregates) as if all
+        served it. Where the two agree, that is the answer; only the
+        other trees' servers are read. Trees alike are judged once.
+        """
+        kinds = self._sharing_kinds()
+        alone, with_all, met = {}, {}, {}
+        uncertain = []
+        for root, tree in self.trees.items():
+            key = self._key(tree)
+            if key not in alone:
+                alone[key] = self._met(root, [], request, steps)
+            kinds_here = tuple(p for p in kinds if p.root != root)
+            full_key = (key, tuple(p.uuid for p in kinds_here))
+            if full_key not in with_all:
+                with_all[full_key] = self._met(root, kinds_here, request,
+                                               steps)
+            if alone[key] == with_all[full_key]:
+                met[root] = alone[key]
+            else:
+                uncertain.append(root)
+        servers = self._servers(reader, uncertain)
+        for root in uncertain:
+            met[root] = self._met(root, servers[root], request, steps)
+        return met
+
+    def _met(self, root, servers, request, steps):
+        around = {p.uuid: p for p in self.trees[root] + list(servers)}
+        hood = explain.Neighbourhood(root, around, None, self.in_tree_roots,
+                                     servers=servers)
+        return tuple(explain.steps_met(hood, group_steps)
+                     for group_steps in steps)
+
+    def _profile(self, provider):
+        """What the rules see of a provider, its identity aside."""
+        in_trees = frozenset(uuid for uuid, root in self.in_tree_roots.items()
+                             if root == provider.root)
+        return (provider.parent is None, provider.fits, provider.traits,
+                provider.aggregates, in_trees)
+
+    def _key(self, tree):
+        return tuple(sorted((self._profile(p) for p in tree), key=repr))
+
+    def _sharing_kinds(self):
+        """Sharing providers, one per profile; two of different trees,
+        so that a tree of one of them still has the other."""
+        kinds = {}
+        for uuid in sorted(self.sharing & set(self.providers)):
+            p = self.providers[uuid]
+            found = kinds.setdefault(self._profile(p), [])
+            if len(found) < 2 and all(q.root != p.root for q in found):
+                found.append(p)
+        return [p for found in kinds.values() for p in found]
+
+    def _servers(self, reader, roots):
+        """``{root: [sharing providers serving it]}`` for ``roots``: from
+        their providers' aggregates, or, when that is more reads, from
+        every sharing provider's."""
+        if not roots:
+            return {}
+        own_reads = sum(len(self.trees[root]) + 1 for root in roots)
+        sharing = sorted(self.sharing & set(self.providers))
+        progress = common.StderrProgress('explain: sharing providers')
+        from_trees = SERVERS_FROM_TREES
+        if from_trees is None:
+            from_trees = own_reads <= 2 * len(sharing)
+        if from_trees:
+            aggregates = reader.aggregates_of_many(
+                [p.uuid for root in roots for p in self.trees[root]],
+                progress)
+            found = reader.sharing_uuids_in(
+                [set().union(*(aggregates[p.uuid] for p in self.trees[root]))
+                 for root in roots], progress)
+            return {root: self._listed(uuids, root)
+                    for root, uuids in zip(roots, found)}
+        served = reader.served_by(sharing, progress)
+        return {root: self._listed(
+            {uuid for uuid in sharing if root in served[uuid]}, root)
+            for root in roots}
+
+    def _listed(self, uuids, root):
+        return [self.providers[uuid] for uuid in sorted(uuids)
+                if uuid in self.providers
+                and self.providers[uuid].root != root]
+
+
+def _inverted(table):
+    """``{key: uuids}`` -> ``{uuid: {key, ...}}``."""
+    found = {}
+    for key, uuids in table.items():
+        for uuid in uuids:
+            found.setdefault(uuid, set()).add(key)
+    return found
+
+
+def _room_read(reader, rc, amount):
+    return lambda: reader.list_uuids(
+        version.since('resources_filter'),
+        resources='%s:%d' % (rc, amount))
+
+
+def _trait_read(reader, name):
+    return lambda: reader.list_uuids(required=name)
+
+
+def _member_read(reader, aggregate):
+    return lambda: reader.list_uuids(member_of=aggregate)
+
+
+def _root_read(reader, uuid):
+    return lambda: reader.root_of(uuid)
 
 
 def _uuids(listing):

@@ -6,6 +6,7 @@ the list has a row for one of its providers. The reasons are checked by
 the checks they name.
 """
 
+import json
 import uuid
 
 from tests.functional import base
@@ -17,8 +18,21 @@ DISABLED = 'COMPUTE_STATUS_DISABLED'
 class ExplainTests(base.FunctionalTestCase):
 
     def explain(self, *options, **kwargs):
-        return self.openstack(['allocation', 'candidate', 'explain']
-                              + list(options), use_json=True, **kwargs)
+        """explain's rows; with --resource-provider, its exit status must
+        be 0 when a tree named is a candidate, 3 when none is."""
+        result = self.openstack(['allocation', 'candidate', 'explain']
+                                + list(options) + ['-f', 'json'],
+                                may_fail=True, **kwargs)
+        if result.code not in (0, 3):
+            raise base.CommandFailed(options, result)
+        rows = json.loads(result.stdout)
+        if '--resource-provider' in options:
+            verdicts = [row['result'] == 'pass' for row in rows
+                        if row['check'] == 'candidate']
+            self.assertEqual(0 if any(verdicts) else 3, result.code)
+        else:
+            self.assertEqual(0, result.code, result.stderr)
+        return rows
 
     def listed_providers(self, *options):
         rows = self.openstack(['allocation', 'candidate', 'list']
@@ -257,14 +271,14 @@ class ExplainTests(base.FunctionalTestCase):
         self.set_provider_aggregates(hosts[0]['uuid'], [agg])
         rows = self.explain('--resource', '%s=2' % rc, '--forbidden',
                             DISABLED, '--member-of', agg)
-        steps = [(row['criterion'], row['providers'], row['trees'],
-                  row['note']) for row in rows[1:]]
+        steps = [(row['criterion'], row['trees'], row['note'])
+                 for row in rows[1:]]
         self.assertEqual([
-            ('room for %s=2' % rc, 2, 2, ''),
-            ('without trait %s' % DISABLED, rows[0]['providers'] - 1, 1,
-             ''),
-            ('in aggregate in:%s' % agg, 1, 0, 'empties the set'),
-            ('allocation candidates', 0, 0, 'no candidates')], steps)
+            ('room for %s=2' % rc, 2, ''),
+            ('in aggregate %s' % agg, 1, ''),
+            ('without trait %s' % DISABLED, 0, 'empties the set'),
+            ('allocation candidates', 0, 'no candidates')], steps)
+        self.assertEqual([2, 1], [row['providers'] for row in rows[1:3]])
         self.assertEqual('all providers', rows[0]['criterion'])
 
     def test_funnel_carries_the_trees_across_groups(self):
@@ -294,6 +308,152 @@ class ExplainTests(base.FunctionalTestCase):
              trait, '--group-policy', 'none'],
             {first['name']: [first['uuid']],
              second['name']: [second['uuid']]})
+
+    # --- the funnel against the server's answers
+
+    def anchored_trees(self, options):
+        """The trees ``allocation candidate list`` anchors candidates at:
+        those of the providers that are not sharing providers."""
+        rows = self.openstack(['allocation', 'candidate', 'list']
+                              + list(options), use_json=True)
+        providers = {p['uuid']: p for p in self.openstack(
+            ['resource', 'provider', 'list'], use_json=True,
+            version='1.14')}
+        sharing = {p['uuid'] for p in self.openstack(
+            ['resource', 'provider', 'list', '--required', SHARES],
+            use_json=True, version='1.18')}
+        by_candidate = {}
+        for row in rows:
+            by_candidate.setdefault(row['#'], []).append(
+                row['resource provider'])
+        anchors = set()
+        for uuids in by_candidate.values():
+            own = [u for u in uuids if u not in sharing] or uuids
+            anchors |= {providers[u]['root_provider_uuid'] for u in own}
+        return anchors
+
+    def assertFunnelMatchesTheServer(self, resources, filters):
+        """One group: the funnel's rows never grow, and after each
+        criterion its trees are the trees ``GET /allocation_candidates``
+        anchors candidates at for the request cut there (what capacity
+        interplay could change, summed amounts on one provider, cannot
+        happen with one group taking each class once)."""
+        rows = self.explain(*(resources + filters))
+        trees = [row['trees'] for row in rows]
+        self.assertEqual(sorted(trees[:-1], reverse=True), trees[:-1])
+        cuts = [resources[:i + 2] for i in range(0, len(resources), 2)]
+        cuts += [resources + filters[:i + 2]
+                 for i in range(0, len(filters), 2)]
+        # Criteria come in funnel order: rooms, then positive filters,
+        # then negative ones; the test's filters are given in that order.
+        for row, cut in zip(rows[1:-1], cuts):
+            self.assertEqual(len(self.anchored_trees(cut)), row['trees'],
+                             (row, cut))
+        self.assertEqual(len(self.anchored_trees(resources + filters)),
+                         rows[-1]['trees'])
+        self.assertEqual(rows[-2]['trees'], rows[-1]['trees'])
+        return rows
+
+    def disabled_numa_cloud(self):
+        """Plain and NUMA hosts (CPU on two NUMA children, disk on the
+        root), one of each disabled on its root as Nova does it, all in
+        one aggregate with a shared disk whose max_unit is 100."""
+        cpu, disk = self.create_resource_class(), self.create_resource_class()
+        agg = str(uuid.uuid4())
+        shared = self.host('shared-disk',
+                           **{disk: {'total': 1000, 'max_unit': 100}})
+        self.set_provider_traits(shared['uuid'], [SHARES])
+        hosts = {}
+        for name in ('plain', 'plain-disabled', 'numa', 'numa-disabled'):
+            if name.startswith('plain'):
+                root = self.host(name, **{cpu: {'total': 8},
+                                          disk: {'total': 200}})
+            else:
+                root = self.host(name, **{disk: {'total': 200}})
+                for _ in range(2):
+                    node = self.create_provider(self.unique('numa'),
+                                                parent=root['uuid'])
+                    self.set_inventory(node['uuid'], {cpu: {'total': 4}})
+            if name.endswith('disabled'):
+                self.set_provider_traits(root['uuid'], [DISABLED])
+            self.set_provider_aggregates(root['uuid'], [agg])
+            hosts[name] = root
+        self.set_provider_aggregates(shared['uuid'], [agg])
+        return cpu, disk, agg, hosts
+
+    def test_funnel_on_disabled_numa_hosts_and_a_shared_disk(self):
+        cpu, disk, agg, hosts = self.disabled_numa_cloud()
+        # The disk must come from the root: the disabled root supplies,
+        # so both disabled trees leave at the trait row (the NUMA nodes
+        # and the shared disk lack the trait, which kept them in before).
+        rows = self.assertFunnelMatchesTheServer(
+            ['--resource', '%s=2' % cpu, '--resource', '%s=150' % disk],
+            ['--forbidden', DISABLED])
+        self.assertEqual([
+            ('room for %s=2' % cpu, 4), ('room for %s=150' % disk, 4),
+            ('without trait %s' % DISABLED, 2), ('allocation candidates', 2)],
+            [(row['criterion'], row['trees']) for row in rows[1:]])
+        # The shared disk can serve: the NUMA node and the shared disk
+        # supply everything and the disabled root nothing, so Placement
+        # returns the disabled NUMA host; so does the funnel. Only
+        # --root-required takes it out.
+        options = ['--resource', '%s=2' % cpu, '--resource', '%s=50' % disk]
+        rows = self.assertFunnelMatchesTheServer(
+            options, ['--forbidden', DISABLED])
+        self.assertEqual(3, rows[-2]['trees'])
+        rows = self.explain(*(options + ['--forbidden', DISABLED,
+                                         '--root-required', '!' + DISABLED]))
+        self.assertEqual(('root has !%s' % DISABLED, 2),
+                         (rows[-2]['criterion'], rows[-2]['trees']))
+        self.assertEqual(2, rows[-1]['trees'])
+        self.assertEqual(2, len(self.anchored_trees(
+            options + ['--forbidden', DISABLED, '--root-required',
+                       '!' + DISABLED])))
+
+    def test_funnel_on_a_disabled_aggregate(self):
+        """Every host of the aggregate is disabled; its shared disk is
+        not: the trait row empties the set, and says so."""
+        cpu, disk, agg, hosts = self.disabled_numa_cloud()
+        other = str(uuid.uuid4())
+        members = [self.host('off', **{cpu: {'total': 8}})
+                   for _ in range(2)]
+        shared = self.host('shared-disk', **{disk: {'total': 1000}})
+        self.set_provider_traits(shared['uuid'], [SHARES])
+        for member in members + [shared]:
+            self.set_provider_aggregates(member['uuid'], [other])
+        for member in members:
+            self.set_provider_traits(member['uuid'], [DISABLED])
+        rows = self.assertFunnelMatchesTheServer(
+            ['--resource', '%s=2' % cpu, '--resource', '%s=50' % disk],
+            ['--member-of', other, '--forbidden', DISABLED])
+        self.assertEqual([
+            ('room for %s=2' % cpu, 6, ''), ('room for %s=50' % disk, 6, ''),
+            ('in aggregate %s' % other, 2, ''),
+            ('without trait %s' % DISABLED, 0, 'empties the set'),
+            ('allocation candidates', 0, 'no candidates')],
+            [(row['criterion'], row['trees'], row['note'])
+             for row in rows[1:]])
+        # Any of two aggregates reads as such.
+        rows = self.explain('--resource', '%s=2' % cpu, '--member-of',
+                            '%s,%s' % tuple(sorted([agg, other])))
+        self.assertEqual('in any of aggregates %s,%s' % tuple(
+            sorted([agg, other])), rows[2]['criterion'])
+
+    def test_exit_status_when_no_tree_named_is_a_candidate(self):
+        host = self.host(VCPU={'total': 4})
+        other = self.host(VCPU={'total': 1})
+        result = self.openstack(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=2',
+             '--resource-provider', other['name'], '-f', 'json'],
+            may_fail=True)
+        self.assertEqual(3, result.code, result.stderr)
+        self.assertEqual(['fail'], [row['result'] for row in json.loads(
+            result.stdout) if row['check'] == 'candidate'])
+        result = self.openstack(
+            ['allocation', 'candidate', 'explain', '--resource', 'VCPU=2',
+             '--resource-provider', other['name'], '--resource-provider',
+             host['name']], may_fail=True)
+        self.assertEqual(0, result.code, result.stderr)
 
     def test_older_versions_and_ignored_options(self):
         """A version given below 1.18 judges the request at that version

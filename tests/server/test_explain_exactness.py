@@ -16,6 +16,7 @@ import orjson
 import webob
 
 from osc_placement import explain
+from osc_placement import version as microversion
 from osc_placement.resources import candidate_explain
 from tests.server import candidate_cloud as http_tests
 from tests.unit.server import test_candidate_properties as props
@@ -113,3 +114,76 @@ class TestExplainMatchesTheServer(http_tests.AppTestCase):
             self.db, cloud, data, traits=True,
             member_of=data.draw(http_tests.WITH_MEMBER_OF))
         self.check_every_tree(cloud, version, pairs)
+
+
+class TestFunnelMatchesTheServer(http_tests.AppTestCase):
+
+    def check_funnel(self, cloud, version, pairs, servers_read=None):
+        status, body = http_tests.get_candidates(self.app, version, pairs)
+        self.assertEqual(200, status, body)
+        request = explain.parse_query(pairs, version)
+        reader = candidate_explain.CloudReader(WsgiPlacement(self.app,
+                                                             version))
+        if servers_read is not None:
+            # Read which trees sharing providers serve one way or the
+            # other, whatever the counts.
+            self.patch(candidate_explain, 'SERVERS_FROM_TREES',
+                       servers_read)
+        funnel, _, steps = candidate_explain.funnel_trees(
+            reader, request, lambda: body)
+        trees = [step[3] for step in steps]
+        for before, after in zip(trees, trees[1:]):
+            self.assertLessEqual(after, before, pairs)
+        anchors = funnel.anchors_of(body)
+        with_own = {cloud.root(uuid) for request_ in body[
+            'allocation_requests'] for uuid in _own(funnel, request_,
+                                                    version)}
+        self.assertLessEqual(with_own, trees[-1], pairs)
+        # Where the two may differ (doc/source/user/explain.rst): what
+        # only a combination decides, and candidates that take from
+        # sharing providers only, listed once under them.
+        may_differ = (
+            len(request.groups) > 1 or request.same_subtrees
+            or not microversion.supports(version, 'nested_candidates')
+            or _fractional(cloud) or any(
+                not _own(funnel, request_, version)
+                for request_ in body['allocation_requests']))
+        if not may_differ:
+            self.assertEqual(anchors, trees[-1], pairs)
+
+    @http_tests.SETTINGS
+    @hypothesis.given(props.clouds(), st.data(), st.sampled_from(
+        [None, True, False]))
+    def test_any_request(self, cloud, data, servers_read):
+        version, pairs, _, _ = http_tests.drawn_example(self.db, cloud, data)
+        self.check_funnel(cloud, version, pairs, servers_read)
+
+    @http_tests.SETTINGS
+    @hypothesis.given(props.clouds(roots_first=True, member_of=True),
+                      st.data())
+    def test_member_of_requests(self, cloud, data):
+        version, pairs, _, _ = http_tests.drawn_example(
+            self.db, cloud, data, member_of=True)
+        self.check_funnel(cloud, version, pairs)
+
+    @http_tests.SETTINGS
+    @hypothesis.given(http_tests.TRAITS_CLOUDS, st.data())
+    def test_required_trait_requests(self, cloud, data):
+        version, pairs, _, _ = http_tests.drawn_example(
+            self.db, cloud, data, traits=True,
+            member_of=data.draw(http_tests.WITH_MEMBER_OF))
+        self.check_funnel(cloud, version, pairs)
+
+
+def _own(funnel, request_, version):
+    """The providers of a candidate that are not sharing providers."""
+    return [uuid for uuid in props.allocations_of(request_, version)
+            if uuid not in funnel.sharing]
+
+
+def _fractional(cloud):
+    """Does some inventory's capacity have a fraction (one amount is
+    compared with it unrounded, the summed ones rounded down)?"""
+    return any(((total - reserved) * ratio) % 1
+               for inventories in cloud.inventory.values()
+               for total, reserved, _, _, _, ratio in inventories.values())
