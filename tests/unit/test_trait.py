@@ -201,10 +201,14 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         return '/resource_providers/%s/traits' % uuid
 
     def given_members(self, uuids=providers):
+        """Members listed, each read with no trait at generation = its
+        position (a test may answer differently)."""
         self.transport.get(commands.url('/resource_providers'), json={
             'resource_providers': [
                 commands.provider(uuid, generation=index)
                 for index, uuid in enumerate(uuids)]})
+        for index, uuid in enumerate(uuids):
+            self.given_traits(uuid, index)
 
     def given_traits(self, uuid, generation, *traits):
         self.transport.get(self.traits_url(uuid), json={
@@ -227,19 +231,20 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         return {path: body for method, path, _, body in self.sent()
                 if method == 'PUT'}
 
-    def test_set_replaces_with_the_listed_generations(self):
+    def test_set_reads_every_member_then_replaces(self):
         self.given_members()
         self.given_puts_echo()
         result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '-f', 'json')
         self.assert_ok(result)
         self.assertEqual(('GET', '/resource_providers',
                           {'member_of': [AGG]}, None), self.sent()[0])
-        # Replacing needs no read: the listing gave the generations.
+        # Every member is read before any is written.
+        self.assertEqual(['GET'] * 4 + ['PUT'] * 3,
+                         [sent[0] for sent in self.sent()])
         self.assertEqual(
             {self.traits_path(uuid): {'traits': ['CUSTOM_A'],
                                       'resource_provider_generation': index}
              for index, uuid in enumerate(self.providers)}, self.puts())
-        self.assertEqual(4, len(self.sent()))
         self.assertEqual(
             [{'resource_provider': uuid, 'name': 'CUSTOM_A'}
              for uuid in self.providers], self.json_out(result))
@@ -290,6 +295,8 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.assertEqual(
             ['Failed to set traits for resource provider %s: No such trait '
              'CUSTOM_A (HTTP 400).' % UUID2,
+             'Changed: rp (%s), rp (%s). The failed resource providers '
+             'were not changed.' % (UUID1, UUID3),
              'Failed to set traits for 1 of 3 resource providers.'],
             result.stderr.strip().splitlines())
         # A 400 is not retried.
@@ -304,8 +311,9 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
                                 '--trait', 'CUSTOM_A', '-f', 'json')
         self.assert_ok(result)
         self.assertEqual(['GET'] * 3, [r[0] for r in self.sent()])
-        self.assertEqual(['CUSTOM_B', 'CUSTOM_A'],
-                         [row['name'] for row in self.json_out(result)])
+        self.assertEqual([{'resource_provider': UUID1, 'name': 'rp',
+                           'change': '+', 'trait': 'CUSTOM_A'}],
+                         self.json_out(result))
 
     def test_delete_needs_trait_and_sends_nothing(self):
         result = self.trait_cmd('delete')
@@ -320,7 +328,7 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.given_traits(UUID1, 5, 'CUSTOM_A', 'CUSTOM_B')
         self.given_traits(UUID2, 6, 'CUSTOM_B')
         self.given_puts_echo((UUID1, UUID2))
-        result = self.trait_cmd('delete', '--trait', 'CUSTOM_A')
+        result = self.trait_cmd('delete', '--trait', 'CUSTOM_A', '--yes')
         self.assert_ok(result)
         self.assertEqual(('GET', '/traits', {'name': ['in:CUSTOM_A']}, None),
                          self.sent()[0])
