@@ -225,6 +225,9 @@ def edit_aggregate(command, parsed_args, edit, progress_label):
     plans = read_plans(command, members, edit)
     plans = leave_sharing_alone(command, parsed_args, plans)
     tell_kept(command, plans, edit)
+    if not any(plan.changes for plan in plans):
+        tell(command, 'Nothing to change: the %d resource providers '
+             'already are as asked.' % len(plans))
     if parsed_args.dry_run:
         return plans, None
     confirm_removals(command, parsed_args, plans, edit)

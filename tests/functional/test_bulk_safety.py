@@ -156,6 +156,11 @@ class BulkSafetyTests:
         self.assertEqual(before[self.disk], self.state()[self.disk])
         self.assertIn(gold, self.traits_of(self.disabled))
         self.assertIn(DISABLED, self.traits_of(self.disabled))
+        again = self.bulk('trait', 'set', '--amend', '--trait', gold,
+                          may_fail=True)
+        self.assertEqual(0, again.code, again.stderr)
+        self.assertIn('Nothing to change: the 4 resource providers already '
+                      'are as asked.', again.stderr)
         self.bulk('trait', 'set', '--amend', '--trait', gold,
                   '--include-sharing')
         self.assertEqual(sorted([gold, SHARING]), self.traits_of(self.disk))
