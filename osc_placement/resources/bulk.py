@@ -209,7 +209,9 @@ def check_bulk_only_options(parser, parsed_args):
     given = ['--' + dest.replace('_', '-') for dest in BULK_ONLY_OPTIONS
              if getattr(parsed_args, dest, None)]
     if given and not parsed_args.aggregate:
-        parser.error('%s only apply with --aggregate.' % ', '.join(given))
+        verb = 'applies' if len(given) == 1 else 'apply'
+        parser.error('%s %s only with --aggregate.'
+                     % (', '.join(given), verb))
 
 
 def edit_aggregate(command, parsed_args, edit, progress_label):
