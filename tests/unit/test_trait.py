@@ -344,6 +344,69 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
                          result.stderr.strip())
         self.assertEqual(['GET'], [r[0] for r in self.sent()])
 
+    def test_replace_keeps_protected_traits_unless_named(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 4, 'COMPUTE_STATUS_DISABLED', 'CUSTOM_B')
+        self.given_puts_echo((UUID1,))
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '--yes')
+        self.assert_ok(result)
+        self.assertEqual(['CUSTOM_A', 'COMPUTE_STATUS_DISABLED'],
+                         self.bodies('PUT')[0]['traits'])
+        self.assertIn('Kept on rp (%s): COMPUTE_STATUS_DISABLED' % UUID1,
+                      result.stderr)
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '--yes',
+                                '--remove-protected',
+                                'COMPUTE_STATUS_DISABLED')
+        self.assert_ok(result)
+        self.assertEqual(['CUSTOM_A'], self.bodies('PUT')[1]['traits'])
+
+    def test_a_removal_is_refused_without_a_terminal_or_yes(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 4, 'CUSTOM_B')
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A')
+        self.assertEqual(1, result.code)
+        self.assertIn('  rp (%s): +CUSTOM_A -CUSTOM_B' % UUID1,
+                      result.stderr)
+        self.assertIn('Refusing to remove traits from 1 of 1 resource '
+                      'providers without confirmation', result.stderr)
+        self.assertEqual([], self.bodies('PUT'))
+
+    def test_every_member_sharing_changes_nothing(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 4, 'MISC_SHARES_VIA_AGGREGATE')
+        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A')
+        self.assertEqual(1, result.code)
+        self.assertIn('Every resource provider in aggregate %s shares '
+                      'resources (trait MISC_SHARES_VIA_AGGREGATE), so '
+                      'nothing was changed; give --include-sharing'
+                      % AGG, result.stderr)
+        self.assertEqual([], self.bodies('PUT'))
+
+    def test_usage_errors_send_nothing(self):
+        cases = (
+            (('set', UUID1, '--yes'),
+             '--yes applies only with --aggregate.'),
+            (('set', UUID1, '--include-sharing', '--yes'),
+             '--include-sharing, --yes apply only with --aggregate.'),
+            (('delete', UUID1, '--trait', 'CUSTOM_A', '--yes'),
+             '--yes applies only with --aggregate.'),
+            (('set', AGG, '--aggregate', '--amend', '--remove-protected',
+              'COMPUTE_STATUS_DISABLED'),
+             '--remove-protected does nothing with --amend'),
+            (('set', AGG, '--aggregate', '--trait', 'COMPUTE_STATUS_DISABLED',
+              '--remove-protected', 'COMPUTE_STATUS_DISABLED'),
+             'COMPUTE_STATUS_DISABLED is given both to keep'),
+            (('set', AGG, '--aggregate', '--remove-protected',
+              'HW_CPU_X86_SSE'),
+             "invalid choice: 'HW_CPU_X86_SSE'"),
+        )
+        for argv, message in cases:
+            result = self.run_cmd('resource', 'provider', 'trait', *argv,
+                                  version='1.6')
+            self.assertEqual(2, result.code, argv)
+            self.assertIn(message, result.stderr)
+        self.assertEqual([], self.sent())
+
     def test_one_provider_without_new_options_is_not_retried(self):
         """Upstream's set: a concurrent change fails the command."""
         self.transport.get(commands.url('/resource_providers/' + UUID1),
