@@ -19,6 +19,7 @@ from osc_lib import exceptions
 
 from osc_placement.resources import common
 from osc_placement.resources import providers
+from osc_placement import version
 
 LOG = logging.getLogger(__name__)
 
@@ -135,19 +136,14 @@ class Plan:
     def removals(self):
         return [item for sign, item in self.changes if sign == REMOVED]
 
-    @property
-    def sharing(self):
-        return SHARING_TRAIT in self.state.traits
-
 
 class State:
-    """One provider as read for a plan: its generation, the part the edit
-    rewrites (traits, or inventories) and its traits."""
+    """One provider as read for a plan: its generation and the part the
+    edit rewrites (traits, or inventories)."""
 
-    def __init__(self, generation, current, traits):
+    def __init__(self, generation, current):
         self.generation = generation
         self.current = current
-        self.traits = traits
 
 
 def provider_label(provider):
@@ -224,8 +220,9 @@ def edit_aggregate(command, parsed_args, edit, progress_label):
     reported with the members that were changed; the command then fails.
     """
     members = aggregate_members(command, parsed_args.uuid)
+    if not parsed_args.include_sharing:
+        members = leave_sharing_alone(command, parsed_args.uuid, members)
     plans = read_plans(command, members, edit)
-    plans = leave_sharing_alone(command, parsed_args, plans)
     tell_kept(command, plans, edit)
     if not any(plan.changes for plan in plans):
         tell(command, 'Nothing to change: the %d resource providers '
@@ -267,24 +264,79 @@ def read_retrying(edit, uuid):
             common.back_off(exc, attempt)
 
 
-def leave_sharing_alone(command, parsed_args, plans):
-    """The plans to carry out: without ``--include-sharing``, none for a
-    sharing provider, whose traits and inventory serve every host."""
-    if parsed_args.include_sharing:
-        return plans
-    sharing = [plan for plan in plans if plan.sharing]
+def leave_sharing_alone(command, aggregate, members):
+    """The members to change: all but the sharing providers, whose traits
+    and inventory serve every host of the aggregate."""
+    sharing = sharing_members(command, aggregate, members)
     if not sharing:
-        return plans
+        return members
     tell(command, 'Left alone: %s, sharing resources with the aggregate '
          '(trait %s); --include-sharing changes them too.'
-         % (', '.join(plan.label for plan in sharing), SHARING_TRAIT))
-    kept = [plan for plan in plans if not plan.sharing]
-    if not kept:
+         % (', '.join(provider_label(provider) for provider in members
+                      if provider['uuid'] in sharing), SHARING_TRAIT))
+    others = [provider for provider in members
+              if provider['uuid'] not in sharing]
+    if not others:
         raise exceptions.CommandError(
             'Every resource provider in aggregate %s shares resources '
             '(trait %s), so nothing was changed; give --include-sharing to '
-            'change them.' % (parsed_args.uuid, SHARING_TRAIT))
-    return kept
+            'change them.' % (aggregate, SHARING_TRAIT))
+    return others
+
+
+def sharing_members(command, aggregate, members):
+    """The UUIDs of the aggregate's sharing providers.
+
+    One listing filtered by the trait answers (feature
+    ``provider_required``, asked for at its version if the command's is
+    older: a read, and the only way to be sure); a server without that
+    filter is asked each member's traits instead.
+    """
+    try:
+        listed = command.placement.request(
+            'GET', PROVIDERS_URL,
+            params={'member_of': aggregate, 'required': SHARING_TRAIT},
+            **at_least(command, 'provider_required')).json()
+    except Exception as exc:
+        if not is_too_new(exc):
+            raise
+        return sharing_by_traits(command, members)
+    return {provider['uuid'] for provider in listed['resource_providers']}
+
+
+def sharing_by_traits(command, members):
+    """For a server without the ``required`` filter: each member's traits
+    (none on a server without traits)."""
+    def get_json(url):
+        return command.placement.request(
+            'GET', url, **at_least(command, 'traits')).json()
+
+    try:
+        traits = providers.read_parts(
+            get_json, [provider['uuid'] for provider in members],
+            parts=('traits',))
+    except Exception as exc:
+        if not is_too_new(exc):
+            raise
+        return set()
+    return {uuid for uuid, parts in traits.items()
+            if SHARING_TRAIT in parts['traits']}
+
+
+def at_least(command, feature):
+    """The request arguments that ask at ``feature``'s microversion when
+    the command's own is older."""
+    if command.supports_feature(feature):
+        return {}
+    return {'version': version.since(feature)}
+
+
+def is_too_new(exc):
+    """The server refused the microversion or the query (406, 400), or
+    the route does not exist at its version (404)."""
+    status = getattr(exc, 'http_status', None) or getattr(
+        exc.__cause__, 'http_status', None)
+    return status in (400, 404, 406)
 
 
 def tell_kept(command, plans, edit):

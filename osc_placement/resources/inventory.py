@@ -158,14 +158,13 @@ class ProviderInventoryWriter(bulk.ProviderWriter):
 # for a change.
 FIELD_DEFAULTS = {'allocation_ratio': 1.0, 'min_unit': 1,
                   'max_unit': 2147483647, 'reserved': 0, 'step_size': 1}
-TRAITS_URL = PROVIDER_URL + '/traits'
 
 
 class InventoryEdit(bulk.BulkEdit):
     """``inventory set`` planned on every provider of an aggregate.
 
-    Reads each provider's inventories and its traits (to know a sharing
-    provider); writes through ``ProviderInventoryWriter``. A class the
+    Reads each provider's inventories and writes them through
+    ``ProviderInventoryWriter``. A class the
     new inventories lack is removed (``-``); one whose fields differ is
     changed (``~``).
     """
@@ -173,9 +172,8 @@ class InventoryEdit(bulk.BulkEdit):
     action = ProviderInventoryWriter.action
     nouns = 'inventory classes'
 
-    def __init__(self, command, resources, amend=False):
-        self.command = command
-        self.writer = ProviderInventoryWriter(command.placement, resources,
+    def __init__(self, placement, resources, amend=False):
+        self.writer = ProviderInventoryWriter(placement, resources,
                                               amend=amend)
         self.resources = resources
         self.amend = amend
@@ -183,22 +181,7 @@ class InventoryEdit(bulk.BulkEdit):
     def read(self, uuid):
         body = self.writer._read(uuid)
         return bulk.State(body['resource_provider_generation'],
-                          body['inventories'], self._traits(uuid))
-
-    def _traits(self, uuid):
-        # Traits came after member_of: a command pinned between the two
-        # asks at the traits' version; a server without traits has none.
-        kwargs = {}
-        if not self.command.supports_feature('traits'):
-            kwargs['version'] = version.since('traits')
-        try:
-            return self.command.placement.request(
-                'GET', TRAITS_URL.format(uuid=uuid), **kwargs).json()[
-                    'traits']
-        except Exception as exc:
-            if getattr(exc, 'http_status', None) in (404, 406):
-                return []
-            raise
+                          body['inventories'])
 
     def target(self, current):
         return apply_resources(current if self.amend else {},
@@ -329,7 +312,8 @@ class SetInventory(common.PlacementCommand, lister.Lister):
         return RESOURCE_COLUMNS, inventory_rows(result['inventories'])
 
     def _set_aggregate(self, parsed_args, resources):
-        edit = InventoryEdit(self, resources, amend=parsed_args.amend)
+        edit = InventoryEdit(self.placement, resources,
+                             amend=parsed_args.amend)
         plans, outcomes = bulk.edit_aggregate(self, parsed_args, edit,
                                               'Setting inventory')
         if outcomes is None:

@@ -240,7 +240,7 @@ class TraitEdit(bulk.BulkEdit):
     def read(self, uuid):
         body = self.writer._read(uuid)
         return bulk.State(body['resource_provider_generation'],
-                          body['traits'], body['traits'])
+                          body['traits'])
 
     def target(self, current):
         new = self.change.apply(current, self.given)

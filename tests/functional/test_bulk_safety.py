@@ -227,6 +227,7 @@ class BulkSafetyTests:
                 code = exit_.code
         base.forget_cached_placement_client()
         stderr.flush()
+        forget_stream(stderr)
         os.set_blocking(main, False)
         shown = b''
         try:
@@ -342,6 +343,20 @@ class BulkSafetyTests:
             'total'])
 
 
+def forget_stream(stream):
+    """The shell's log handlers write to the stderr it started with; point
+    those that have ``stream`` elsewhere before it is closed, as the other
+    tests' captured stderr is never closed."""
+    import logging
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if getattr(handler, 'stream', None) is stream:
+                handler.setStream(io.StringIO())
+
+
 class TestBulkSafety_1_6(BulkSafetyTests, base.FunctionalTestCase):
     VERSION = '1.6'
 
@@ -352,22 +367,43 @@ class TestBulkSafety_Negotiated(BulkSafetyTests, base.FunctionalTestCase):
 
 class TestBulkInventoryOld(base.FunctionalTestCase):
     """inventory set --aggregate below traits (1.3): the sharing provider
-    is still found, by a traits read at the traits' version."""
+    is still found and left alone."""
 
     VERSION = '1.3'
 
-    def test_sharing_found_below_traits(self):
-        agg = str(uuid.uuid4())
-        host = self.compute_node()
-        disk = self.create_provider()['uuid']
-        self.set_inventory(disk, {'DISK_GB': 100})
-        self.set_provider_traits(disk, [SHARING])
-        for rp in (host, disk):
-            self.set_provider_aggregates(rp, [agg])
+    def setUp(self):
+        super().setUp()
+        self.agg = str(uuid.uuid4())
+        self.host = self.compute_node()
+        self.disk = self.create_provider()['uuid']
+        self.set_inventory(self.disk, {'DISK_GB': 100})
+        self.set_provider_traits(self.disk, [SHARING])
+        for rp in (self.host, self.disk):
+            self.set_provider_aggregates(rp, [self.agg])
+
+    def amend_vcpu(self):
         rows = self.openstack(
-            ['resource', 'provider', 'inventory', 'set', agg, '--aggregate',
-             '--amend', '--resource', 'VCPU=4'], use_json=True)
-        self.assertEqual({host}, {row['resource_provider'] for row in rows})
-        self.assertNotIn('VCPU', self.http(
-            'GET', '/resource_providers/%s/inventories' % disk,
-            expect=200).json()['inventories'])
+            ['resource', 'provider', 'inventory', 'set', self.agg,
+             '--aggregate', '--amend', '--resource', 'VCPU=4'],
+            use_json=True)
+        self.assertEqual({self.host},
+                         {row['resource_provider'] for row in rows})
+        self.assertEqual(['DISK_GB'], list(self.http(
+            'GET', '/resource_providers/%s/inventories' % self.disk,
+            version='1.3', expect=200).json()['inventories']))
+
+    def test_sharing_found_on_a_server_without_the_trait_filter(self):
+        """Below 1.18 the provider list cannot filter by trait: each
+        member's traits are read instead (at the traits' version)."""
+        self.pretend_server_max('1.17')
+        calls = self.record_requests()
+        self.amend_vcpu()
+        self.assertIn(('GET', '/resource_providers/%s/traits' % self.disk,
+                       'placement 1.6'),
+                      [(m, u.replace(self.placement.endpoint, ''), v)
+                       for m, u, v in calls])
+
+    def test_sharing_found_below_traits(self):
+        """At 1.3 the sharing providers are listed at the filter's
+        version (1.18)."""
+        self.amend_vcpu()

@@ -397,16 +397,17 @@ class TestInventoryNegotiated(base.FunctionalTestCase):
         # A bare UUID, as upstream sends it (no "in:").
         self.assertEqual(('GET', '/resource_providers?member_of=' + agg,
                           'placement 1.39'), calls[1])
-        # Each member is read (inventories, and traits to tell a sharing
-        # provider) before any is written.
-        reads = sorted(
-            ('GET', '/resource_providers/%s/%s' % (rp, part),
-             'placement 1.39') for rp in rps
-            for part in ('inventories', 'traits'))
-        self.assertEqual(reads, sorted(calls[2:6]))
+        # The sharing providers are found (to be left alone), then each
+        # member is read before any is written.
+        self.assertEqual(
+            ('GET', '/resource_providers?member_of=%s&required='
+             'MISC_SHARES_VIA_AGGREGATE' % agg, 'placement 1.39'), calls[2])
+        self.assertEqual(
+            sorted(('GET', '/resource_providers/%s/inventories' % rp,
+                    'placement 1.39') for rp in rps), sorted(calls[3:5]))
         self.assertEqual(
             sorted(('PUT', '/resource_providers/%s/inventories' % rp,
-                    'placement 1.39') for rp in rps), sorted(calls[6:]))
+                    'placement 1.39') for rp in rps), sorted(calls[5:]))
 
 
 class InventoryAggregateTests:

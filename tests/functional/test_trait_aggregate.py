@@ -355,6 +355,9 @@ class TestTraitAggregateVersions(base.FunctionalTestCase):
             [('GET', '/', 'placement 1.39'),
              ('GET', '/resource_providers?member_of=' + agg,
               'placement 1.39'),
+             # The sharing providers, left alone.
+             ('GET', '/resource_providers?member_of=%s&required='
+              'MISC_SHARES_VIA_AGGREGATE' % agg, 'placement 1.39'),
              ('GET', '/resource_providers/%s/traits' % rp, 'placement 1.39'),
              ('PUT', '/resource_providers/%s/traits' % rp,
               'placement 1.39')],

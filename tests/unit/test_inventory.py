@@ -218,18 +218,19 @@ class TestSetAggregate(commands.CommandTestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0))
 
-    def given_members(self, uuids=providers):
-        """Members listed, each read with no inventory and no trait at
-        generation = its position (a test may answer differently)."""
+    def given_members(self, uuids=providers, sharing=()):
+        """Members listed (those in ``sharing`` also by the listing of
+        sharing providers), each read with no inventory at generation = its
+        position (a test may answer differently)."""
         self.transport.get(RP_URL, json={'resource_providers': [
             commands.provider(uuid, generation=index)
             for index, uuid in enumerate(uuids)]})
+        self.transport.get(RP_URL + '?required=MISC_SHARES_VIA_AGGREGATE',
+                           json={'resource_providers': [
+                               commands.provider(uuid) for uuid in sharing]})
         for index, uuid in enumerate(uuids):
             self.transport.get(inventories_url(uuid),
                                json=inventories(index))
-            self.transport.get(commands.url(
-                '/resource_providers/%s/traits' % uuid), json={
-                    'traits': [], 'resource_provider_generation': index})
 
     def given_puts_succeed(self, uuids=providers):
         for uuid in uuids:
@@ -307,8 +308,8 @@ class TestSetAggregate(commands.CommandTestCase):
         result = self.set_inventory('--resource', 'VCPU=8', '--dry-run',
                                     '-f', 'json')
         self.assert_ok(result)
-        # The listing, then each member's inventories and traits.
-        self.assertEqual(['GET'] * 7, [r[0] for r in self.sent()])
+        # The listing, its sharing providers, each member's inventories.
+        self.assertEqual(['GET'] * 5, [r[0] for r in self.sent()])
         self.assertEqual([(uuid, '+', 'VCPU', 8) for uuid in self.providers],
                          [(row['resource_provider'], row['change'],
                            row['resource_class'], row['total'])
@@ -374,8 +375,8 @@ class TestSetAggregate(commands.CommandTestCase):
         self.given_puts_succeed((UUID1,))
         result = self.set_inventory('--resource', 'VCPU=8', version=None)
         self.assert_ok(result)
-        # Negotiation, the listing, the member's inventories and traits,
-        # the write.
+        # Negotiation, the listing, its sharing providers, the member's
+        # inventories, the write.
         self.assertEqual(['placement 1.39'] * 5, self.versions())
 
 

@@ -200,13 +200,18 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
     def traits_path(uuid):
         return '/resource_providers/%s/traits' % uuid
 
-    def given_members(self, uuids=providers):
-        """Members listed, each read with no trait at generation = its
+    def given_members(self, uuids=providers, sharing=()):
+        """Members listed (those in ``sharing`` also by the listing of
+        sharing providers), each read with no trait at generation = its
         position (a test may answer differently)."""
-        self.transport.get(commands.url('/resource_providers'), json={
+        listing = commands.url('/resource_providers')
+        self.transport.get(listing, json={
             'resource_providers': [
                 commands.provider(uuid, generation=index)
                 for index, uuid in enumerate(uuids)]})
+        self.transport.get(listing + '?required=MISC_SHARES_VIA_AGGREGATE',
+                           json={'resource_providers': [
+                               commands.provider(uuid) for uuid in sharing]})
         for index, uuid in enumerate(uuids):
             self.given_traits(uuid, index)
 
@@ -238,8 +243,9 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.assert_ok(result)
         self.assertEqual(('GET', '/resource_providers',
                           {'member_of': [AGG]}, None), self.sent()[0])
-        # Every member is read before any is written.
-        self.assertEqual(['GET'] * 4 + ['PUT'] * 3,
+        # The sharing providers are listed and every member is read
+        # before any is written.
+        self.assertEqual(['GET'] * 5 + ['PUT'] * 3,
                          [sent[0] for sent in self.sent()])
         self.assertEqual(
             {self.traits_path(uuid): {'traits': ['CUSTOM_A'],
@@ -310,7 +316,7 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         result = self.trait_cmd('set', '--amend', '--dry-run',
                                 '--trait', 'CUSTOM_A', '-f', 'json')
         self.assert_ok(result)
-        self.assertEqual(['GET'] * 3, [r[0] for r in self.sent()])
+        self.assertEqual(['GET'] * 4, [r[0] for r in self.sent()])
         self.assertEqual([{'resource_provider': UUID1, 'name': 'rp',
                            'change': '+', 'trait': 'CUSTOM_A'}],
                          self.json_out(result))
@@ -372,8 +378,7 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.assertEqual([], self.bodies('PUT'))
 
     def test_every_member_sharing_changes_nothing(self):
-        self.given_members((UUID1,))
-        self.given_traits(UUID1, 4, 'MISC_SHARES_VIA_AGGREGATE')
+        self.given_members((UUID1,), sharing=(UUID1,))
         result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A')
         self.assertEqual(1, result.code)
         self.assertIn('Every resource provider in aggregate %s shares '
