@@ -223,7 +223,7 @@ def edit_aggregate(command, parsed_args, edit, progress_label):
     if not parsed_args.include_sharing:
         members = leave_sharing_alone(command, parsed_args.uuid, members)
     plans = read_plans(command, members, edit)
-    tell_kept(command, plans, edit)
+    tell_kept(command, plans)
     if not any(plan.changes for plan in plans):
         tell(command, 'Nothing to change: the %d resource providers '
              'already are as asked.' % len(plans))
@@ -245,7 +245,8 @@ def read_plans(command, members, edit):
     def read_one(provider):
         return edit.plan(provider, read_retrying(edit, provider['uuid']))
 
-    results = common.run_concurrently(read_one, members)
+    progress = common.StderrProgress('Reading resource providers')
+    results = common.run_concurrently(read_one, members, progress=progress)
     for provider, result in zip(members, results):
         if isinstance(result, Exception):
             raise exceptions.CommandError(
@@ -339,7 +340,7 @@ def is_too_new(exc):
     return status in (400, 404, 406)
 
 
-def tell_kept(command, plans, edit):
+def tell_kept(command, plans):
     for plan in plans:
         if plan.kept:
             tell(command, 'Kept on %s: %s (protected; a bulk edit removes '
