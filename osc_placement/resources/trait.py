@@ -451,10 +451,10 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
     """Dissociate traits (all, or those given) from the provider <uuid>.
 
     The server does this without a generation check, so a concurrent
-    ``resource provider trait set`` may win or lose; use ``trait set``
-    with no ``--trait`` for a checked removal.
+    "resource provider trait set" may win or lose; use "trait set" with
+    no --trait for a checked removal.
 
-    With ``--trait`` only the traits given are removed and the others are
+    With --trait only the traits given are removed and the others are
     kept; the removal is checked against the provider generation and
     retried on a concurrent change. A provider that has none of them is
     not written. An unknown trait name is refused before anything is
@@ -473,6 +473,8 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
     were changed; the command then fails with "Failed to delete traits
     for N of M resource providers."
 
+    This command requires at least --os-placement-api-version {traits}.
+
     Examples:
 
     Put the hosts of an aggregate back into scheduling (a sharing disk
@@ -481,8 +483,6 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
     --trait COMPUTE_STATUS_DISABLED --dry-run
     openstack resource provider trait delete <aggregate> --aggregate
     --trait COMPUTE_STATUS_DISABLED --yes
-
-    This command requires at least ``--os-placement-api-version {traits}``.
     """
 
     required_feature = 'traits'
