@@ -162,15 +162,28 @@ class LatencyRelay:
             writer.close()
 
 
-def command(executable, args, aggregate):
+def command(executable, args, aggregate, run=0):
     argv = [executable, '--os-auth-type', 'admin_token',
             '--os-token', args.token, '--os-endpoint', args.client_url,
             '--os-placement-api-version', args.microversion,
             'resource', 'provider', 'inventory', 'set', aggregate,
             '--aggregate', '-f', 'value', '-c', 'resource_provider']
-    for resource in args.resource:
+    for resource in changed_each_run(args.resource, run):
         argv += ['--resource', resource]
     return argv
+
+
+def changed_each_run(resources, run):
+    """``resources`` with the first value one higher on odd runs.
+
+    Our client does not write a provider that already is as asked, so a
+    run repeating the previous one's values would time reads only; this
+    makes every run change every provider.
+    """
+    name, _, value = resources[0].partition('=')
+    if not value.isdigit():
+        return resources
+    return ['%s=%d' % (name, int(value) + run % 2)] + resources[1:]
 
 
 def timed_run(argv, expected_rows):
@@ -206,7 +219,7 @@ def main(argv=None):
     times = {name: [] for name in clients}
     for run in range(args.runs):
         for name, executable in clients.items():
-            elapsed = timed_run(command(executable, args, aggregate),
+            elapsed = timed_run(command(executable, args, aggregate, run),
                                 expected_rows)
             times[name].append(elapsed)
             print('run %d %-8s %7.2fs' % (run + 1, name, elapsed))

@@ -153,6 +153,74 @@ class ProviderInventoryWriter(bulk.ProviderWriter):
             'PUT', INVENTORIES_URL.format(uuid=uuid), json=payload).json()
 
 
+# What the server stores for a field a write leaves out (every field but
+# total has one), so that a replace that restates a class is not taken
+# for a change.
+FIELD_DEFAULTS = {'allocation_ratio': 1.0, 'min_unit': 1,
+                  'max_unit': 2147483647, 'reserved': 0, 'step_size': 1}
+
+
+class InventoryEdit(bulk.BulkEdit):
+    """``inventory set`` planned on every provider of an aggregate.
+
+    Reads each provider's inventories and writes them through
+    ``ProviderInventoryWriter``. A class the
+    new inventories lack is removed (``-``); one whose fields differ is
+    changed (``~``).
+    """
+
+    action = ProviderInventoryWriter.action
+    nouns = 'inventory classes'
+
+    def __init__(self, placement, resources, amend=False):
+        self.writer = ProviderInventoryWriter(placement, resources,
+                                              amend=amend)
+        self.resources = resources
+        self.amend = amend
+
+    def read(self, uuid):
+        body = self.writer._read(uuid)
+        return bulk.State(body['resource_provider_generation'],
+                          body['inventories'])
+
+    def target(self, current):
+        return apply_resources(current if self.amend else {},
+                               self.resources), ()
+
+    def diff(self, current, new):
+        changes = []
+        for resource_class, fields in new.items():
+            if resource_class not in current:
+                changes.append((bulk.ADDED, resource_class))
+            elif with_defaults(fields) != with_defaults(
+                    current[resource_class]):
+                changes.append((bulk.CHANGED, resource_class))
+        return changes + [(bulk.REMOVED, resource_class)
+                          for resource_class in current
+                          if resource_class not in new]
+
+    def write(self, uuid, generation, new):
+        return self.writer._write(uuid, {
+            'inventories': new,
+            'resource_provider_generation': generation})['inventories']
+
+
+def with_defaults(fields):
+    """An inventory's fields as the server keeps them."""
+    return dict(FIELD_DEFAULTS, **fields)
+
+
+def inventory_plan_row(plan, sign, resource_class):
+    """A dry run's fields for a class: as it would be, or as it was for a
+    class removed."""
+    source = plan.state.current if sign == bulk.REMOVED else plan.new
+    fields = source[resource_class]
+    if sign != bulk.REMOVED:
+        fields = with_defaults(fields)
+    return common.dict_properties(
+        dict(fields, resource_class=resource_class), RESOURCE_COLUMNS)
+
+
 def _add_provider_argument(parser, help_text=common.NAME_OR_UUID_HELP):
     parser.add_argument('uuid', metavar='<uuid>', help=help_text)
 
@@ -169,24 +237,41 @@ class SetInventory(common.PlacementCommand, lister.Lister):
 
     By default this is a full replacement of the existing inventory:
     classes not given are removed. To keep the existing inventory and add
-    or change classes, give ``--amend``; ``--dry-run`` shows the result
-    without writing anything.
+    or change classes, give --amend; --dry-run shows the result without
+    writing anything.
 
     A resource given without a field sets its total, i.e.
-    ``--resource VCPU=16`` is ``--resource VCPU:total=16``.
+    --resource VCPU=16 is --resource VCPU:total=16.
 
-    With ``--aggregate`` the positional UUID is an aggregate, and every
-    provider in it is set, several at a time. This is not atomic: a
-    provider that fails is reported and the others are still set; the
-    command then fails with ``Failed to set inventory for N of M resource
-    providers.``
+    With --aggregate the positional UUID is an aggregate, and every
+    provider in it is set, several at a time, with these safeguards:
 
-    Example::
+    - Sharing providers (trait MISC_SHARES_VIA_AGGREGATE, such as a shared
+      disk) are left alone unless --include-sharing is given.
+    - Every provider is read first. A replace that would remove an
+      inventory class from any provider is shown and needs confirmation:
+      "y" at the prompt on a terminal, or --yes. Without either, nothing
+      is changed and the command exits 1. --amend removes nothing.
+    - --dry-run shows each class that would be added (+), changed (~) or
+      removed (-), by provider name and UUID, and changes nothing.
 
-        openstack resource provider inventory set <uuid> \\
-            --resource VCPU=16 \\
-            --resource MEMORY_MB=2048 \\
-            --resource MEMORY_MB:step_size=128
+    This is not atomic: a provider that fails is reported, with the
+    providers that were changed, and the command then fails with "Failed
+    to set inventory for N of M resource providers." Each provider is
+    written with its generation, so a failed one is left as it was.
+
+    Examples:
+
+    Set one provider's inventory:
+    openstack resource provider inventory set <uuid>
+    --resource VCPU=16 --resource MEMORY_MB=2048
+    --resource MEMORY_MB:step_size=128
+
+    Change the VCPU allocation ratio of every host in an aggregate:
+    openstack resource provider inventory set <aggregate> --aggregate
+    --amend --resource VCPU:allocation_ratio=4.0 --dry-run
+    openstack resource provider inventory set <aggregate> --aggregate
+    --amend --resource VCPU:allocation_ratio=4.0
     """
 
     def get_parser(self, prog_name):
@@ -207,29 +292,37 @@ class SetInventory(common.PlacementCommand, lister.Lister):
         parser.add_argument(
             '--dry-run', action='store_true',
             help='Show the inventories that would be set, without setting '
-                 'them')
+                 'them; with --aggregate, show each class added (+), '
+                 'changed (~) or removed (-) per resource provider')
+        bulk.add_bulk_safety_arguments(parser, 'inventory classes')
+        self._parser = parser
         return parser
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, SET_GATES)
+        bulk.check_bulk_only_options(self._parser, parsed_args)
         resources = parse_resource_arguments(parsed_args.resource)
+        if parsed_args.aggregate:
+            return self._set_aggregate(parsed_args, resources)
         writer = ProviderInventoryWriter(self.placement, resources,
                                          amend=parsed_args.amend,
                                          dry_run=parsed_args.dry_run)
-        if parsed_args.aggregate:
-            return self._set_aggregate(parsed_args.uuid, writer)
         provider = self.get_json(PROVIDER_URL.format(
             uuid=common.provider_uuid(self, parsed_args.uuid)))
         result = writer(provider)
         return RESOURCE_COLUMNS, inventory_rows(result['inventories'])
 
-    def _set_aggregate(self, aggregate, writer):
-        providers, results = bulk.write_aggregate(
-            self, aggregate, writer, 'Setting inventory')
+    def _set_aggregate(self, parsed_args, resources):
+        edit = InventoryEdit(self.placement, resources,
+                             amend=parsed_args.amend)
+        plans, outcomes = bulk.edit_aggregate(self, parsed_args, edit,
+                                              'Setting inventory')
+        if outcomes is None:
+            return (bulk.PLAN_COLUMNS + RESOURCE_COLUMNS,
+                    bulk.plan_rows(plans, inventory_plan_row))
         rows = []
-        for provider, result in zip(providers, results):
-            rows += inventory_rows(result['inventories'],
-                                   prefix=(provider['uuid'],))
+        for plan, outcome in zip(plans, outcomes):
+            rows += inventory_rows(outcome.current, prefix=(plan.uuid,))
         return ('resource_provider',) + RESOURCE_COLUMNS, rows
 
 

@@ -220,6 +220,67 @@ class ProviderTraitWriter(bulk.ProviderWriter):
             'PUT', RP_TRAITS_URL.format(uuid=uuid), json=payload).json()
 
 
+class TraitEdit(bulk.BulkEdit):
+    """A ``TraitChange`` planned on every provider of an aggregate.
+
+    A replace keeps the protected traits (``bulk.PROTECTED_TRAITS``) a
+    provider has unless ``remove_protected`` names them; an addition or a
+    removal of named traits does exactly what it names.
+    """
+
+    nouns = 'traits'
+
+    def __init__(self, placement, change, given, action,
+                 remove_protected=()):
+        self.writer = ProviderTraitWriter(placement, change, given, action)
+        self.change = change
+        self.given = given
+        self.action = action
+        self.remove_protected = set(remove_protected)
+
+    def read(self, uuid):
+        body = self.writer._read(uuid)
+        return bulk.State(body['resource_provider_generation'],
+                          body['traits'])
+
+    def target(self, current):
+        new = self.change.apply(current, self.given)
+        if self.change is not REPLACE:
+            return new, ()
+        kept = [name for name in bulk.PROTECTED_TRAITS
+                if name in current and name not in new
+                and name not in self.remove_protected]
+        return new + kept, kept
+
+    def diff(self, current, new):
+        return ([(bulk.ADDED, name) for name in new if name not in current]
+                + [(bulk.REMOVED, name) for name in current
+                   if name not in new])
+
+    def write(self, uuid, generation, new):
+        return self.writer._write(uuid, {
+            'resource_provider_generation': generation,
+            'traits': new})['traits']
+
+
+def trait_plan_row(plan, sign, name):
+    return (name,)
+
+
+def edit_aggregate_traits(command, parsed_args, edit, progress_label):
+    """Rows of a bulk trait edit: each change of a dry run, or the traits
+    each provider has afterwards."""
+    plans, outcomes = bulk.edit_aggregate(command, parsed_args, edit,
+                                          progress_label)
+    if outcomes is None:
+        return (bulk.PLAN_COLUMNS + ('trait',),
+                bulk.plan_rows(plans, trait_plan_row))
+    return AGGREGATE_FIELDS, [
+        (plan.uuid, name)
+        for plan, outcome in zip(plans, outcomes)
+        for name in outcome.current]
+
+
 def add_aggregate_arguments(parser, verb):
     """``--aggregate`` and ``--dry-run``, as ``inventory set`` has them."""
     parser.add_argument(
@@ -232,23 +293,18 @@ def add_aggregate_arguments(parser, verb):
             '``--os-placement-api-version {member_of}``.') % verb)
     parser.add_argument(
         '--dry-run', action='store_true',
-        help='Show the traits each resource provider would have, without '
-             'changing them.')
+        help='Change nothing. For one resource provider, show the traits '
+             'it would have; with --aggregate, show each change: one row '
+             'per trait added (+) or removed (-), with the resource '
+             'provider\'s UUID and name.')
+    bulk.add_bulk_safety_arguments(parser, 'traits')
 
 
-def write_traits(command, parsed_args, writer, progress_label):
-    """Run ``writer`` on the provider, or on every member of the aggregate;
-    rows of the traits each provider has (or, dry, would have) after."""
-    if not parsed_args.aggregate:
-        uuid = common.provider_uuid(command, parsed_args.uuid)
-        result = writer({'uuid': uuid, 'generation': None})
-        return name_rows(result['traits'])
-    providers, results = bulk.write_aggregate(
-        command, parsed_args.uuid, writer, progress_label)
-    return AGGREGATE_FIELDS, [
-        (provider['uuid'], name)
-        for provider, result in zip(providers, results)
-        for name in result['traits']]
+def write_traits(writer, uuid):
+    """Run ``writer`` on one provider; rows of the traits it has (or, dry,
+    would have) after."""
+    result = writer({'uuid': uuid, 'generation': None})
+    return name_rows(result['traits'])
 
 
 def check_traits_exist(command, names):
@@ -266,24 +322,48 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
     """Associate traits with the resource provider <uuid>.
 
     All the associated traits are replaced by the traits given; with no
-    ``--trait`` the provider is left with none. The provider generation is
+    --trait the provider is left with none. The provider generation is
     read first and sent back, so a concurrent change to the provider fails
     with HTTP 409 instead of being overwritten.
 
-    With ``--amend`` the traits given are added to the provider's own and
+    With --amend the traits given are added to the provider's own and
     none is removed; a provider that already has them all is not written.
     A write refused because the provider changed meanwhile is then read
     again and retried, since the addition is redone on the fresh traits.
 
-    With ``--aggregate`` the positional UUID is an aggregate, and every
-    provider in it is set, several at a time, each retried as with
-    ``--amend``. This is not atomic: a provider that fails is reported and
-    the others are still set; the command then fails with ``Failed to set
-    traits for N of M resource providers.`` Without ``--amend`` every
-    provider of the aggregate loses the traits not given, including those
-    the compute service reports: use ``--amend`` to add a trait.
+    With --aggregate the positional UUID is an aggregate, and every
+    provider in it is changed, several at a time, with these safeguards:
 
-    This command requires at least ``--os-placement-api-version {traits}``.
+    - Sharing providers (trait MISC_SHARES_VIA_AGGREGATE, such as a shared
+      disk) are left alone unless --include-sharing is given.
+    - A replace (no --amend) keeps COMPUTE_STATUS_DISABLED and
+      MISC_SHARES_VIA_AGGREGATE where a provider has them, and says so:
+      a disabled host stays disabled. --remove-protected NAME lets it
+      remove one of them.
+    - Every provider is read first. A change that removes any trait is
+      shown and needs confirmation: "y" at the prompt on a terminal, or
+      --yes. Without either, nothing is changed and the command exits 1.
+    - --dry-run shows each trait that would be added (+) or removed (-),
+      by provider name and UUID, and changes nothing.
+
+    This is not atomic: a provider that fails is reported, with the
+    providers that were changed, and the command then fails with "Failed
+    to set traits for N of M resource providers." Each provider is written
+    with its generation, so a failed one is left as it was.
+
+    This command requires at least --os-placement-api-version {traits}.
+
+    Examples:
+
+    Tag every host of an aggregate, keeping their other traits:
+    openstack resource provider trait set <aggregate> --aggregate
+    --amend --trait CUSTOM_GOLD
+
+    See what a replace would add and remove, then do it:
+    openstack resource provider trait set <aggregate> --aggregate
+    --trait HW_CPU_X86_AVX2 --dry-run
+    openstack resource provider trait set <aggregate> --aggregate
+    --trait HW_CPU_X86_AVX2 --yes
     """
 
     required_feature = 'traits'
@@ -299,12 +379,23 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
             help='Add the traits given to those the resource provider has, '
                  'instead of replacing them.')
         add_aggregate_arguments(parser, 'set')
+        parser.add_argument(
+            '--remove-protected', metavar='<trait>', default=[],
+            action='append', choices=bulk.PROTECTED_TRAITS,
+            help='With --aggregate and without --amend, let the replace '
+                 'remove this protected trait (%s), which it otherwise '
+                 'keeps. May be repeated.'
+                 % ' or '.join(bulk.PROTECTED_TRAITS))
+        self._parser = parser
         return parser
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
-        if not (parsed_args.aggregate or parsed_args.amend
-                or parsed_args.dry_run):
+        bulk.check_bulk_only_options(self._parser, parsed_args)
+        check_remove_protected(self._parser, parsed_args)
+        if parsed_args.aggregate:
+            return self._set_aggregate(parsed_args)
+        if not (parsed_args.amend or parsed_args.dry_run):
             return self._replace_once(parsed_args)
         writer = ProviderTraitWriter(
             self.placement, ADD if parsed_args.amend else REPLACE,
@@ -312,7 +403,18 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
         if parsed_args.dry_run:
             # The server is not asked, so it cannot refuse a misspelt name.
             check_traits_exist(self, parsed_args.trait)
-        return write_traits(self, parsed_args, writer, 'Setting traits')
+        return write_traits(
+            writer, common.provider_uuid(self, parsed_args.uuid))
+
+    def _set_aggregate(self, parsed_args):
+        if parsed_args.dry_run:
+            check_traits_exist(self, parsed_args.trait)
+        edit = TraitEdit(self.placement,
+                         ADD if parsed_args.amend else REPLACE,
+                         parsed_args.trait, 'set traits',
+                         remove_protected=parsed_args.remove_protected)
+        return edit_aggregate_traits(self, parsed_args, edit,
+                                     'Setting traits')
 
     def _replace_once(self, parsed_args):
         # Upstream's: one attempt; a concurrent change fails with 409.
@@ -323,6 +425,21 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
         body = self.placement.request(
             'PUT', RP_TRAITS_URL.format(uuid=uuid), json=payload).json()
         return name_rows(body['traits'])
+
+
+def check_remove_protected(parser, parsed_args):
+    """--remove-protected only means something to a replace, and never
+    together with keeping the same trait."""
+    named = parsed_args.remove_protected
+    if not named:
+        return
+    if parsed_args.amend:
+        parser.error('--remove-protected does nothing with --amend, which '
+                     'removes no trait.')
+    both = sorted(set(named) & set(parsed_args.trait))
+    if both:
+        parser.error('%s is given both to keep (--trait) and to remove '
+                     '(--remove-protected).' % ', '.join(both))
 
 
 AGGREGATE_NEEDS_TRAIT = (
@@ -336,22 +453,38 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
     """Dissociate traits (all, or those given) from the provider <uuid>.
 
     The server does this without a generation check, so a concurrent
-    ``resource provider trait set`` may win or lose; use ``trait set``
-    with no ``--trait`` for a checked removal.
+    "resource provider trait set" may win or lose; use "trait set" with
+    no --trait for a checked removal.
 
-    With ``--trait`` only the traits given are removed and the others are
+    With --trait only the traits given are removed and the others are
     kept; the removal is checked against the provider generation and
     retried on a concurrent change. A provider that has none of them is
     not written. An unknown trait name is refused before anything is
     changed. The traits left are listed.
 
-    With ``--aggregate`` (which needs ``--trait``) the positional UUID is an
+    With --aggregate (which needs --trait) the positional UUID is an
     aggregate, and the traits are removed from every provider in it,
-    several at a time. This is not atomic: a provider that fails is
-    reported and the others are still changed; the command then fails with
-    ``Failed to delete traits for N of M resource providers.``
+    several at a time. Sharing providers (trait MISC_SHARES_VIA_AGGREGATE)
+    are left alone unless --include-sharing is given. Every provider is
+    read first and the removals are shown; they need confirmation: "y" at
+    the prompt on a terminal, or --yes; without either nothing is changed
+    and the command exits 1. A protected trait (COMPUTE_STATUS_DISABLED,
+    MISC_SHARES_VIA_AGGREGATE) is removed only because --trait names it.
+    --dry-run shows each removal by provider name and UUID. This is not
+    atomic: a provider that fails is reported, with the providers that
+    were changed; the command then fails with "Failed to delete traits
+    for N of M resource providers."
 
-    This command requires at least ``--os-placement-api-version {traits}``.
+    This command requires at least --os-placement-api-version {traits}.
+
+    Examples:
+
+    Put the hosts of an aggregate back into scheduling (a sharing disk
+    in the aggregate is left alone):
+    openstack resource provider trait delete <aggregate> --aggregate
+    --trait COMPUTE_STATUS_DISABLED --dry-run
+    openstack resource provider trait delete <aggregate> --aggregate
+    --trait COMPUTE_STATUS_DISABLED --yes
     """
 
     required_feature = 'traits'
@@ -370,6 +503,7 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     def take_action(self, parsed_args):
         common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
+        bulk.check_bulk_only_options(self._parser, parsed_args)
         if parsed_args.aggregate and not parsed_args.trait:
             self._parser.error(AGGREGATE_NEEDS_TRAIT)
         if not (parsed_args.trait or parsed_args.dry_run):
@@ -381,10 +515,16 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
         # are sent), so a misspelt one would otherwise remove nothing,
         # quietly.
         check_traits_exist(self, parsed_args.trait)
+        if parsed_args.aggregate:
+            edit = TraitEdit(self.placement, REMOVE, parsed_args.trait,
+                             'delete traits')
+            return edit_aggregate_traits(self, parsed_args, edit,
+                                         'Deleting traits')
         writer = ProviderTraitWriter(
             self.placement, REMOVE if parsed_args.trait else CLEAR,
             parsed_args.trait, 'delete traits', dry_run=parsed_args.dry_run)
-        return write_traits(self, parsed_args, writer, 'Deleting traits')
+        return write_traits(
+            writer, common.provider_uuid(self, parsed_args.uuid))
 
     def produce_output(self, parsed_args, column_names, data):
         # Upstream's delete of every trait prints nothing, not even the

@@ -397,9 +397,17 @@ class TestInventoryNegotiated(base.FunctionalTestCase):
         # A bare UUID, as upstream sends it (no "in:").
         self.assertEqual(('GET', '/resource_providers?member_of=' + agg,
                           'placement 1.39'), calls[1])
+        # The sharing providers are found (to be left alone), then each
+        # member is read before any is written.
+        self.assertEqual(
+            ('GET', '/resource_providers?member_of=%s&required='
+             'MISC_SHARES_VIA_AGGREGATE' % agg, 'placement 1.39'), calls[2])
+        self.assertEqual(
+            sorted(('GET', '/resource_providers/%s/inventories' % rp,
+                    'placement 1.39') for rp in rps), sorted(calls[3:5]))
         self.assertEqual(
             sorted(('PUT', '/resource_providers/%s/inventories' % rp,
-                    'placement 1.39') for rp in rps), sorted(calls[2:]))
+                    'placement 1.39') for rp in rps), sorted(calls[5:]))
 
 
 class InventoryAggregateTests:
@@ -445,14 +453,24 @@ class InventoryAggregateTests:
                        for rp in self.members}
         dry = self.set_aggregate('--amend', '--dry-run',
                                  '--resource', 'VCPU=4', use_json=True)
+        self.assertEqual(['resource_provider', 'name', 'change',
+                          'resource_class'] + FIELDS, list(dry[0]))
+        # Only the changes: first's MEMORY_MB stays as it is.
         self.assertEqual(
-            sorted([(first, 'MEMORY_MB'), (first, 'VCPU'), (second, 'VCPU'),
-                    (third, 'VCPU')]),
-            sorted((r['resource_provider'], r['resource_class'])
+            sorted([(first, '+', 'VCPU'), (second, '+', 'VCPU'),
+                    (third, '+', 'VCPU')]),
+            sorted((r['resource_provider'], r['change'], r['resource_class'])
                    for r in dry))
+        self.assertEqual(4, dry[0]['total'])
         self.assertEqual(generations, {rp: self.provider_generation(rp)
                                        for rp in self.members})
         self.assertEqual(['MEMORY_MB'], list(self.inventories(first)))
+        # A replace would remove first's MEMORY_MB: the dry run says so.
+        dry = self.set_aggregate('--dry-run', '--resource', 'VCPU=4',
+                                 use_json=True)
+        self.assertIn((first, '-', 'MEMORY_MB', 1024),
+                      [(r['resource_provider'], r['change'],
+                        r['resource_class'], r['total']) for r in dry])
 
         self.set_aggregate('--amend', '--resource', 'VCPU=4')
         self.assertEqual(['MEMORY_MB', 'VCPU'],
@@ -487,7 +505,8 @@ class InventoryAggregateTests:
                             '--resource', 'VCPU=8',
                             '--resource', 'DISK_GB=100'])
         self.allocate(str(uuid.uuid4()), {third: {'DISK_GB': 10}})
-        result = self.set_aggregate('--resource', 'VCPU=16', may_fail=True)
+        result = self.set_aggregate('--resource', 'VCPU=16', '--yes',
+                                    may_fail=True)
         self.assertEqual(1, result.code, result.stderr)
         self.assertIn(
             "Failed to set inventory for resource provider %s: update "

@@ -50,6 +50,12 @@ class TraitAggregateTests:
                      self.traits_of(rp))
                 for rp in self.members + [self.outsider]}
 
+    def listed(self):
+        """The members in the server's listing order."""
+        return [rp['uuid'] for rp in self.http(
+            'GET', '/resource_providers?member_of=' + self.agg,
+            expect=200).json()['resource_providers']]
+
     @staticmethod
     def by_provider(rows):
         found = {}
@@ -81,7 +87,7 @@ class TraitAggregateTests:
     def test_set_replaces_on_every_member(self):
         before = self.state()
         rows = self.trait_cmd('set', '--trait', self.marker, '--trait', AVX,
-                              use_json=True)
+                              '--yes', use_json=True)
         self.assertEqual(['resource_provider', 'name'], list(rows[0]))
         self.assertEqual({rp: sorted([self.marker, AVX])
                           for rp in self.members}, self.by_provider(rows))
@@ -115,21 +121,38 @@ class TraitAggregateTests:
             self.assertEqual(before[rp][0] + 1, after[rp][0])
         self.assertEqual(before[self.outsider], after[self.outsider])
 
+    @staticmethod
+    def changes(rows):
+        """A dry run's rows as {provider: sorted "+TRAIT"/"-TRAIT"}."""
+        found = {}
+        for row in rows:
+            found.setdefault(row['resource_provider'], []).append(
+                row['change'] + row['trait'])
+        return {rp: sorted(changes) for rp, changes in found.items()}
+
     def test_dry_run_changes_nothing(self):
         before = self.state()
         replaced = self.trait_cmd('set', '--dry-run', '--trait', AVX,
                                   use_json=True)
-        self.assertEqual({rp: [AVX] for rp in self.members},
-                         self.by_provider(replaced))
+        self.assertEqual(['resource_provider', 'name', 'change', 'trait'],
+                         list(replaced[0]))
+        self.assertEqual({rp: sorted(['+' + AVX, '-' + self.own[rp],
+                                      '-' + SSE])
+                          for rp in self.members},
+                         self.changes(replaced))
+        names = {rp['uuid']: rp['name'] for rp in self.http(
+            'GET', '/resource_providers?member_of=' + self.agg,
+            expect=200).json()['resource_providers']}
+        self.assertEqual(names, {row['resource_provider']: row['name']
+                                 for row in replaced})
         amended = self.trait_cmd('set', '--dry-run', '--amend',
                                  '--trait', AVX, use_json=True)
-        self.assertEqual({rp: sorted([self.own[rp], SSE, AVX])
-                          for rp in self.members},
-                         self.by_provider(amended))
+        self.assertEqual({rp: ['+' + AVX] for rp in self.members},
+                         self.changes(amended))
         removed = self.trait_cmd('delete', '--dry-run', '--trait', SSE,
                                  use_json=True)
-        self.assertEqual({rp: [self.own[rp]] for rp in self.members},
-                         self.by_provider(removed))
+        self.assertEqual({rp: ['-' + SSE] for rp in self.members},
+                         self.changes(removed))
         self.assertEqual(before, self.state())
 
     def test_unknown_trait_fails_on_every_member(self):
@@ -144,11 +167,13 @@ class TraitAggregateTests:
         lines = result.stderr.strip().splitlines()
         # Each line ends with the id of its own failed request.
         self.assertEqual(sorted(
-            'Failed to set traits for resource provider %s: No such trait '
-            '%s (HTTP 400).' % (rp, missing) for rp in self.members),
+            ['Failed to set traits for resource provider %s: No such trait '
+             '%s (HTTP 400).' % (rp, missing) for rp in self.members]
+            + ['No resource provider was changed.']),
             sorted(re.sub(base.REQUEST_ID, '', line) for line in lines[:-1]))
         self.assertEqual(3, len({re.search(base.REQUEST_ID, line).group()
-                                 for line in lines[:-1]}))
+                                 for line in lines[:-2]
+                                 if re.search(base.REQUEST_ID, line)}))
         self.assertEqual('Failed to set traits for 3 of 3 resource '
                          'providers.', lines[-1])
         self.assertEqual(before, self.state())
@@ -204,10 +229,16 @@ class TraitAggregateTests:
         self.assertEqual(1, result.code, result.stderr)
         self.assertEqual('', result.stdout)
         self.assertEqual(bulk.MAX_ATTEMPTS, len(seen))
+        names = {rp: self.http('GET', '/resource_providers/' + rp,
+                               expect=200).json()['name']
+                 for rp in self.members}
         self.assertEqual(
             ['Failed to set traits for resource provider %s: Placement '
              'server error: <html> (HTTP 503) (Request-ID: req-proxy).'
              % second,
+             'Changed: %s. The failed resource providers were not changed.'
+             % ', '.join('%s (%s)' % (names[rp], rp)
+                         for rp in self.listed() if rp != second),
              'Failed to set traits for 1 of 3 resource providers.'],
             result.stderr.strip().splitlines())
         self.assertEqual(before[second], self.state()[second])
@@ -231,7 +262,7 @@ class TraitAggregateTests:
         self.set_provider_traits(third, [self.marker])
         before = self.state()
         rows = self.trait_cmd('delete', '--trait', self.marker,
-                              '--trait', SSE, use_json=True)
+                              '--trait', SSE, '--yes', use_json=True)
         expected = {first: [self.own[first]], second: [self.own[second]]}
         self.assertEqual(expected, self.by_provider(rows))
         self.assertEqual(dict(expected, **{third: []}),
@@ -329,6 +360,9 @@ class TestTraitAggregateVersions(base.FunctionalTestCase):
             [('GET', '/', 'placement 1.39'),
              ('GET', '/resource_providers?member_of=' + agg,
               'placement 1.39'),
+             # The sharing providers, left alone.
+             ('GET', '/resource_providers?member_of=%s&required='
+              'MISC_SHARES_VIA_AGGREGATE' % agg, 'placement 1.39'),
              ('GET', '/resource_providers/%s/traits' % rp, 'placement 1.39'),
              ('PUT', '/resource_providers/%s/traits' % rp,
               'placement 1.39')],

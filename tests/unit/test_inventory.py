@@ -218,10 +218,19 @@ class TestSetAggregate(commands.CommandTestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.resources.common.SERVER_ERROR_BACKOFF', 0))
 
-    def given_members(self, uuids=providers):
+    def given_members(self, uuids=providers, sharing=()):
+        """Members listed (those in ``sharing`` also by the listing of
+        sharing providers), each read with no inventory at generation = its
+        position (a test may answer differently)."""
         self.transport.get(RP_URL, json={'resource_providers': [
             commands.provider(uuid, generation=index)
             for index, uuid in enumerate(uuids)]})
+        self.transport.get(RP_URL + '?required=MISC_SHARES_VIA_AGGREGATE',
+                           json={'resource_providers': [
+                               commands.provider(uuid) for uuid in sharing]})
+        for index, uuid in enumerate(uuids):
+            self.transport.get(inventories_url(uuid),
+                               json=inventories(index))
 
     def given_puts_succeed(self, uuids=providers):
         for uuid in uuids:
@@ -288,6 +297,8 @@ class TestSetAggregate(commands.CommandTestCase):
             ["Failed to set inventory for resource provider %s: update "
              "conflict: Inventory for 'VCPU' on resource provider '%s' in "
              "use. (HTTP 409)." % (UUID2, UUID2),
+             'Changed: rp (%s), rp (%s). The failed resource providers '
+             'were not changed.' % (UUID1, UUID3),
              'Failed to set inventory for 1 of 3 resource providers.'],
             result.stderr.strip().splitlines())
         self.assertEqual(3, len(self.bodies('PUT')))
@@ -297,9 +308,12 @@ class TestSetAggregate(commands.CommandTestCase):
         result = self.set_inventory('--resource', 'VCPU=8', '--dry-run',
                                     '-f', 'json')
         self.assert_ok(result)
-        self.assertEqual(['GET'], [r[0] for r in self.sent()])
-        self.assertEqual([8, 8, 8], [row['total']
-                                     for row in self.json_out(result)])
+        # The listing, its sharing providers, each member's inventories.
+        self.assertEqual(['GET'] * 5, [r[0] for r in self.sent()])
+        self.assertEqual([(uuid, '+', 'VCPU', 8) for uuid in self.providers],
+                         [(row['resource_provider'], row['change'],
+                           row['resource_class'], row['total'])
+                          for row in self.json_out(result)])
 
     def test_amend_merges_per_provider(self):
         self.given_members((UUID1, UUID2))
@@ -336,7 +350,8 @@ class TestSetAggregate(commands.CommandTestCase):
         self.given_puts_succeed((UUID1, UUID3))
         self.transport.put(inventories_url(UUID2), [
             generation_conflict(), {'json': inventories(3)}])
-        self.transport.get(inventories_url(UUID2), json=inventories(42))
+        self.transport.get(inventories_url(UUID2), [
+            {'json': inventories(1)}, {'json': inventories(42)}])
         result = self.set_inventory('--resource', 'VCPU=8')
         self.assert_ok(result)
         self.assertEqual(
@@ -360,7 +375,9 @@ class TestSetAggregate(commands.CommandTestCase):
         self.given_puts_succeed((UUID1,))
         result = self.set_inventory('--resource', 'VCPU=8', version=None)
         self.assert_ok(result)
-        self.assertEqual(['placement 1.39'] * 3, self.versions())
+        # Negotiation, the listing, its sharing providers, the member's
+        # inventories, the write.
+        self.assertEqual(['placement 1.39'] * 5, self.versions())
 
 
 class _Terminal(io.StringIO):

@@ -200,11 +200,20 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
     def traits_path(uuid):
         return '/resource_providers/%s/traits' % uuid
 
-    def given_members(self, uuids=providers):
-        self.transport.get(commands.url('/resource_providers'), json={
+    def given_members(self, uuids=providers, sharing=()):
+        """Members listed (those in ``sharing`` also by the listing of
+        sharing providers), each read with no trait at generation = its
+        position (a test may answer differently)."""
+        listing = commands.url('/resource_providers')
+        self.transport.get(listing, json={
             'resource_providers': [
                 commands.provider(uuid, generation=index)
                 for index, uuid in enumerate(uuids)]})
+        self.transport.get(listing + '?required=MISC_SHARES_VIA_AGGREGATE',
+                           json={'resource_providers': [
+                               commands.provider(uuid) for uuid in sharing]})
+        for index, uuid in enumerate(uuids):
+            self.given_traits(uuid, index)
 
     def given_traits(self, uuid, generation, *traits):
         self.transport.get(self.traits_url(uuid), json={
@@ -227,19 +236,21 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         return {path: body for method, path, _, body in self.sent()
                 if method == 'PUT'}
 
-    def test_set_replaces_with_the_listed_generations(self):
+    def test_set_reads_every_member_then_replaces(self):
         self.given_members()
         self.given_puts_echo()
         result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '-f', 'json')
         self.assert_ok(result)
         self.assertEqual(('GET', '/resource_providers',
                           {'member_of': [AGG]}, None), self.sent()[0])
-        # Replacing needs no read: the listing gave the generations.
+        # The sharing providers are listed and every member is read
+        # before any is written.
+        self.assertEqual(['GET'] * 5 + ['PUT'] * 3,
+                         [sent[0] for sent in self.sent()])
         self.assertEqual(
             {self.traits_path(uuid): {'traits': ['CUSTOM_A'],
                                       'resource_provider_generation': index}
              for index, uuid in enumerate(self.providers)}, self.puts())
-        self.assertEqual(4, len(self.sent()))
         self.assertEqual(
             [{'resource_provider': uuid, 'name': 'CUSTOM_A'}
              for uuid in self.providers], self.json_out(result))
@@ -290,6 +301,8 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.assertEqual(
             ['Failed to set traits for resource provider %s: No such trait '
              'CUSTOM_A (HTTP 400).' % UUID2,
+             'Changed: rp (%s), rp (%s). The failed resource providers '
+             'were not changed.' % (UUID1, UUID3),
              'Failed to set traits for 1 of 3 resource providers.'],
             result.stderr.strip().splitlines())
         # A 400 is not retried.
@@ -303,9 +316,10 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         result = self.trait_cmd('set', '--amend', '--dry-run',
                                 '--trait', 'CUSTOM_A', '-f', 'json')
         self.assert_ok(result)
-        self.assertEqual(['GET'] * 3, [r[0] for r in self.sent()])
-        self.assertEqual(['CUSTOM_B', 'CUSTOM_A'],
-                         [row['name'] for row in self.json_out(result)])
+        self.assertEqual(['GET'] * 4, [r[0] for r in self.sent()])
+        self.assertEqual([{'resource_provider': UUID1, 'name': 'rp',
+                           'change': '+', 'trait': 'CUSTOM_A'}],
+                         self.json_out(result))
 
     def test_delete_needs_trait_and_sends_nothing(self):
         result = self.trait_cmd('delete')
@@ -320,7 +334,7 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.given_traits(UUID1, 5, 'CUSTOM_A', 'CUSTOM_B')
         self.given_traits(UUID2, 6, 'CUSTOM_B')
         self.given_puts_echo((UUID1, UUID2))
-        result = self.trait_cmd('delete', '--trait', 'CUSTOM_A')
+        result = self.trait_cmd('delete', '--trait', 'CUSTOM_A', '--yes')
         self.assert_ok(result)
         self.assertEqual(('GET', '/traits', {'name': ['in:CUSTOM_A']}, None),
                          self.sent()[0])
@@ -335,6 +349,68 @@ class TestResourceProviderTraitAggregate(commands.CommandTestCase):
         self.assertEqual('No such trait(s): CUSTOM_TYPO.',
                          result.stderr.strip())
         self.assertEqual(['GET'], [r[0] for r in self.sent()])
+
+    def test_replace_keeps_protected_traits_unless_named(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 4, 'COMPUTE_STATUS_DISABLED', 'CUSTOM_B')
+        self.given_puts_echo((UUID1,))
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '--yes')
+        self.assert_ok(result)
+        self.assertEqual(['CUSTOM_A', 'COMPUTE_STATUS_DISABLED'],
+                         self.bodies('PUT')[0]['traits'])
+        self.assertIn('Kept on rp (%s): COMPUTE_STATUS_DISABLED' % UUID1,
+                      result.stderr)
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A', '--yes',
+                                '--remove-protected',
+                                'COMPUTE_STATUS_DISABLED')
+        self.assert_ok(result)
+        self.assertEqual(['CUSTOM_A'], self.bodies('PUT')[1]['traits'])
+
+    def test_a_removal_is_refused_without_a_terminal_or_yes(self):
+        self.given_members((UUID1,))
+        self.given_traits(UUID1, 4, 'CUSTOM_B')
+        result = self.trait_cmd('set', '--trait', 'CUSTOM_A')
+        self.assertEqual(1, result.code)
+        self.assertIn('  rp (%s): +CUSTOM_A -CUSTOM_B' % UUID1,
+                      result.stderr)
+        self.assertIn('Refusing to remove traits from 1 of 1 resource '
+                      'providers without confirmation', result.stderr)
+        self.assertEqual([], self.bodies('PUT'))
+
+    def test_every_member_sharing_changes_nothing(self):
+        self.given_members((UUID1,), sharing=(UUID1,))
+        result = self.trait_cmd('set', '--amend', '--trait', 'CUSTOM_A')
+        self.assertEqual(1, result.code)
+        self.assertIn('Every resource provider in aggregate %s shares '
+                      'resources (trait MISC_SHARES_VIA_AGGREGATE), so '
+                      'nothing was changed; give --include-sharing'
+                      % AGG, result.stderr)
+        self.assertEqual([], self.bodies('PUT'))
+
+    def test_usage_errors_send_nothing(self):
+        cases = (
+            (('set', UUID1, '--yes'),
+             '--yes applies only with --aggregate.'),
+            (('set', UUID1, '--include-sharing', '--yes'),
+             '--include-sharing, --yes apply only with --aggregate.'),
+            (('delete', UUID1, '--trait', 'CUSTOM_A', '--yes'),
+             '--yes applies only with --aggregate.'),
+            (('set', AGG, '--aggregate', '--amend', '--remove-protected',
+              'COMPUTE_STATUS_DISABLED'),
+             '--remove-protected does nothing with --amend'),
+            (('set', AGG, '--aggregate', '--trait', 'COMPUTE_STATUS_DISABLED',
+              '--remove-protected', 'COMPUTE_STATUS_DISABLED'),
+             'COMPUTE_STATUS_DISABLED is given both to keep'),
+            (('set', AGG, '--aggregate', '--remove-protected',
+              'HW_CPU_X86_SSE'),
+             "invalid choice: 'HW_CPU_X86_SSE'"),
+        )
+        for argv, message in cases:
+            result = self.run_cmd('resource', 'provider', 'trait', *argv,
+                                  version='1.6')
+            self.assertEqual(2, result.code, argv)
+            self.assertIn(message, result.stderr)
+        self.assertEqual([], self.sent())
 
     def test_one_provider_without_new_options_is_not_retried(self):
         """Upstream's set: a concurrent change fails the command."""
