@@ -14,6 +14,7 @@ atomic: a member that fails is reported and the others are still written.
 
 import collections
 import logging
+import os
 
 from osc_lib import exceptions
 
@@ -107,6 +108,18 @@ SHARING_TRAIT = providers.SHARING_TRAIT
 
 ADDED, REMOVED, CHANGED = '+', '-', '~'
 PLAN_COLUMNS = ('resource_provider', 'name', 'change')
+
+# Scripts written for upstream osc-placement (and upstream's own tests)
+# replace across an aggregate without being asked and parse upstream's
+# dry-run rows (what each provider would have). Set to "upstream", this
+# variable keeps those two behaviours; sharing providers and protected
+# traits are still left alone.
+BULK_EDITS_ENV = 'OSC_PLACEMENT_BULK_EDITS'
+
+
+def upstream_bulk_edits():
+    """True when the user asked for upstream's unconfirmed bulk edits."""
+    return os.environ.get(BULK_EDITS_ENV, '').strip().lower() == 'upstream'
 
 
 class Plan:
@@ -376,7 +389,7 @@ def confirm_removals(command, parsed_args, plans, edit):
     command fails before writing anything.
     """
     removing = [plan for plan in plans if plan.removals]
-    if not removing or parsed_args.yes:
+    if not removing or parsed_args.yes or upstream_bulk_edits():
         return
     what = '%s from %d of %d resource providers' % (
         edit.nouns, len(removing), len(plans))

@@ -317,12 +317,16 @@ class SetInventory(common.PlacementCommand, lister.Lister):
                              amend=parsed_args.amend)
         plans, outcomes = bulk.edit_aggregate(self, parsed_args, edit,
                                               'Setting inventory')
-        if outcomes is None:
+        if outcomes is None and not bulk.upstream_bulk_edits():
             return (bulk.PLAN_COLUMNS + RESOURCE_COLUMNS,
                     bulk.plan_rows(plans, inventory_plan_row))
+        # The inventories each provider has afterwards (or, dry, would
+        # have, with the fields a replace leaves to the server empty).
+        after = ([plan.new for plan in plans] if outcomes is None
+                 else [outcome.current for outcome in outcomes])
         rows = []
-        for plan, outcome in zip(plans, outcomes):
-            rows += inventory_rows(outcome.current, prefix=(plan.uuid,))
+        for plan, inventories in zip(plans, after):
+            rows += inventory_rows(inventories, prefix=(plan.uuid,))
         return ('resource_provider',) + RESOURCE_COLUMNS, rows
 
 

@@ -272,13 +272,15 @@ def edit_aggregate_traits(command, parsed_args, edit, progress_label):
     each provider has afterwards."""
     plans, outcomes = bulk.edit_aggregate(command, parsed_args, edit,
                                           progress_label)
-    if outcomes is None:
+    if outcomes is None and not bulk.upstream_bulk_edits():
         return (bulk.PLAN_COLUMNS + ('trait',),
                 bulk.plan_rows(plans, trait_plan_row))
+    # The traits each provider has afterwards (or, dry, would have).
+    after = ([plan.new for plan in plans] if outcomes is None
+             else [outcome.current for outcome in outcomes])
     return AGGREGATE_FIELDS, [
         (plan.uuid, name)
-        for plan, outcome in zip(plans, outcomes)
-        for name in outcome.current]
+        for plan, traits in zip(plans, after) for name in traits]
 
 
 def add_aggregate_arguments(parser, verb):

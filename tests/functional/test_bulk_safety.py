@@ -323,6 +323,34 @@ class BulkSafetyTests:
             if row['resource_provider'] == self.plain][0])
         self.assertEqual(before, self.state())
 
+    # --- OSC_PLACEMENT_BULK_EDITS=upstream: scripts written for upstream
+
+    def upstream_bulk(self, *argv, **kwargs):
+        with base.fixtures.EnvironmentVariable('OSC_PLACEMENT_BULK_EDITS',
+                                               'upstream'):
+            return self.bulk(*argv, **kwargs)
+
+    def test_upstream_mode_dry_run_rows_are_what_each_would_have(self):
+        before = self.state()
+        rows = self.upstream_bulk('inventory', 'set', '--resource',
+                                  'VCPU=16', '--dry-run', use_json=True)
+        self.assertEqual(
+            {rp: ['VCPU'] for rp in (self.disabled, self.numa, self.plain,
+                                     self.numa0)},
+            {rp: sorted(row['resource_class'] for row in rows
+                        if row['resource_provider'] == rp)
+             for rp in {row['resource_provider'] for row in rows}})
+        self.assertEqual({16}, {row['total'] for row in rows})
+        self.assertNotIn('change', rows[0])
+        self.assertEqual(before, self.state())
+
+    def test_upstream_mode_replaces_unasked_but_keeps_the_rules(self):
+        self.upstream_bulk('trait', 'set', '--trait', AVX2)
+        self.assertEqual(sorted([AVX2, DISABLED]),
+                         self.traits_of(self.disabled))
+        self.assertEqual([AVX2], self.traits_of(self.plain))
+        self.assertEqual([SHARING], self.traits_of(self.disk))
+
     def test_inventory_confirmed_or_amended_leaves_the_disk_alone(self):
         before = self.state()
         self.bulk('inventory', 'set', '--amend', '--resource',
