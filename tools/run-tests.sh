@@ -4,7 +4,7 @@
 #
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
-#                                      compat | lint | docs
+#                                      compat | packaging | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -15,6 +15,10 @@
 # The compat suite runs upstream Placement 16.0.0 beside ours on each
 # database; upstream is installed by tools/upstream-venv.sh into a
 # virtualenv of its own (.venv-upstream), never into .venv.
+#
+# The packaging suite runs once, whatever the databases: it builds a
+# virtualenv of its own in a temporary directory with upstream Placement
+# 16.0.0 and a client-only install of ours (tests/packaging).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -132,7 +136,7 @@ run_compat() {
     run_on_databases compat
 }
 
-suites=${*:-lint docs unit server functional compat}
+suites=${*:-lint docs unit packaging server functional compat}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -140,7 +144,10 @@ for suite in $suites; do
         unit) run_suite unit ./tests/unit ;;
         server|functional) run_on_databases "$suite" ;;
         compat) run_compat ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, lint, docs)"; exit 2 ;;
+        # One virtualenv for every test of the suite: one worker.
+        packaging) STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
+            run_suite packaging ./tests/packaging ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, packaging, lint, docs)"; exit 2 ;;
     esac
 done
 
