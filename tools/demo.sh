@@ -21,9 +21,10 @@ install_demo_venv() {
     want=$(cat "$top/setup.cfg" "$top/requirements.txt" | sha256sum | cut -d' ' -f1)
     [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return
     echo "# Installing osc-placement[server] into $venv"
-    # pbr needs a version; a shallow or tag-less clone has none.
+    # pbr needs a version; a shallow or tag-less clone has none. Not
+    # byte-compiled here: the demo imports a small part of what it installs.
     if ! PBR_VERSION=${PBR_VERSION:-0.0.1} "$venv/bin/python" -m pip install \
-            --disable-pip-version-check -e "$top[server]" \
+            --disable-pip-version-check --no-compile -e "$top[server]" \
             > "$venv/install.log" 2>&1; then
         tail -30 "$venv/install.log"
         echo "Installation failed; the whole log is in $venv/install.log" >&2
@@ -34,6 +35,8 @@ install_demo_venv() {
 
 install_demo_venv
 export PATH="$venv/bin:$PATH"
+# The first run byte-compiles what the demo imports, for the next ones.
+unset PYTHONDONTWRITEBYTECODE
 
 state=$(mktemp -d)
 port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
