@@ -4,7 +4,8 @@
 #
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
-#                                      compat | upstream-client | lint | docs
+#                                      compat | packaging | upstream-client |
+#                                      lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -15,6 +16,10 @@
 # The compat suite runs upstream Placement 16.0.0 beside ours on each
 # database; upstream is installed by tools/upstream-venv.sh into a
 # virtualenv of its own (.venv-upstream), never into .venv.
+#
+# The packaging suite runs once, whatever the databases: it builds a
+# virtualenv of its own in a temporary directory with upstream Placement
+# 16.0.0 and a client-only install of ours (tests/packaging).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -149,7 +154,7 @@ run_upstream_client() {
         "$top/tools/upstream-client-functional.sh"
 }
 
-suites=${*:-lint docs unit server functional compat upstream-client}
+suites=${*:-lint docs unit packaging server functional compat upstream-client}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -158,7 +163,10 @@ for suite in $suites; do
         server|functional) run_on_databases "$suite" ;;
         compat) run_compat ;;
         upstream-client) run_upstream_client ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, upstream-client, lint, docs)"; exit 2 ;;
+        # One virtualenv for every test of the suite: one worker.
+        packaging) STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
+            run_suite packaging ./tests/packaging ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, packaging, upstream-client, lint, docs)"; exit 2 ;;
     esac
 done
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create (or refresh) the project's virtualenv in .venv and install the
-# project with everything the tests, the embedded server and the docs need.
+# project with everything the tests, the embedded server and the docs need,
+# and packaging/osc-placement-server (upstream's command names
+# placement-manage and placement-status, which the server tests run).
 # Needs only a Python 3.11+ interpreter ($PYTHON, default python3).
 # Re-running is cheap: the install is skipped while the requirement files
 # are unchanged.
@@ -15,7 +17,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 stamp="$venv/.osc-placement-installed"
-want=$(cat "$top/setup.cfg" "$top/requirements.txt" \
+want=$(cat "$top/setup.cfg" "$top/packaging/osc-placement-server/pyproject.toml" \
+           "$top/requirements.txt" \
            "$top/test-requirements.txt" "$top/doc/requirements.txt" \
        | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -25,6 +28,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "Installing osc-placement and its test dependencies into $venv"
     if ! "$venv/bin/python" -m pip install \
             -e "$top[server]" \
+            "$top/packaging/osc-placement-server" \
             -r "$top/test-requirements.txt" \
             -r "$top/doc/requirements.txt" > "$log" 2>&1; then
         tail -30 "$log"

@@ -2,6 +2,7 @@
 
 import argparse
 
+from osc_placement.resources import help_text
 from osc_placement import version
 
 
@@ -36,6 +37,14 @@ class PlacementCommand(version.CheckerMixin):
     @property
     def placement(self):
         return self.app.client_manager.placement
+
+    # --- Help as plain text (help_text.py) ---
+    def get_parser(self, prog_name):
+        """The parser keeps the docstring's reStructuredText (the docs
+        render it); ``--help`` prints it as plain text."""
+        parser = super().get_parser(prog_name)
+        parser.formatter_class = help_text.PlainTextHelpFormatter
+        return parser
 
     def produce_output(self, parsed_args, column_names, data):
         """cliff's output, handed to a flushing stdout in one write.

@@ -1,5 +1,5 @@
 import sys
 
-from osc_placement.server import cmd
+from osc_placement.server import launcher
 
-sys.exit(cmd.main())
+sys.exit(launcher.main())
