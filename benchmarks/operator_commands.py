@@ -17,6 +17,13 @@ extra ``--debug`` run, not timed):
 --state FILE`` serves a database populated by an earlier run; ``--url``
 times a server that is already running (and populated) instead;
 ``--only capacity`` or ``--only explain`` times one family of shapes.
+
+``--upstream-venv .venv-upstream`` (tools/upstream-venv.sh) also starts
+upstream Placement 16.0.0 on the same database (gunicorn,
+``--upstream-workers`` x ``--upstream-threads``), times every shape against
+it too, each server in turn, and prints the ratio of the medians
+(upstream's over ours). The commands only read, so the two servers share
+the database.
 """
 
 import argparse
@@ -59,6 +66,11 @@ def parse_args(argv):
     parser.add_argument('--workers', type=int, default=1,
                         help='server worker processes (default 1)')
     parser.add_argument('--openstack', default=_default_openstack())
+    parser.add_argument('--upstream-venv',
+                        help='also time upstream Placement 16.0.0 from this '
+                             'virtualenv, on the same database')
+    parser.add_argument('--upstream-workers', type=int, default=2)
+    parser.add_argument('--upstream-threads', type=int, default=4)
     return parser.parse_args(argv)
 
 
@@ -125,30 +137,64 @@ def populate(args):
                     '--state', args.state])
 
 
+def measure(args, url, options):
+    """``(median, min, requests, rows)`` of one shape on one server."""
+    sent, rows = requests_and_rows(args, url, options)
+    times = [run(command(args, url, options))[0] for _ in range(args.runs)]
+    return statistics.median(times), min(times), sent, rows
+
+
+def report(name, side, figures, runs):
+    median, fastest, sent, rows = figures
+    print('%-32s %-8s median %6.2f s  min %6.2f s  %6d requests  '
+          '%d rows  (%d runs)'
+          % (name, side, median, fastest, sent, rows, runs), flush=True)
+
+
+def start_upstream(args):
+    from benchmarks import upstream_server
+    process, url, _ = upstream_server.start(
+        args.database_connection, args.upstream_venv,
+        workers=args.upstream_workers, threads=args.upstream_threads)
+    return process, url
+
+
+def stop(process):
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def main(argv=None):
     args = parse_args(argv)
-    server = None
+    servers = []
     url = args.url
-    if not url:
-        if not args.database_connection:
-            raise SystemExit('give --database-connection or --url')
-        if not args.no_populate:
-            populate(args)
-        server, url = local_server.start(args.database_connection,
-                                         args.workers)
+    if args.upstream_venv and not args.database_connection:
+        raise SystemExit('--upstream-venv needs --database-connection')
     try:
+        if not url:
+            if not args.database_connection:
+                raise SystemExit('give --database-connection or --url')
+            if not args.no_populate:
+                populate(args)
+            server, url = local_server.start(args.database_connection,
+                                             args.workers)
+            servers.append(server)
+        upstream_url = None
+        if args.upstream_venv:
+            process, upstream_url = start_upstream(args)
+            servers.append(process)
         for name, options in shapes(args):
-            sent, rows = requests_and_rows(args, url, options)
-            times = [run(command(args, url, options))[0]
-                     for _ in range(args.runs)]
-            print('%-32s median %6.2f s  min %6.2f s  %6d requests  '
-                  '%d rows  (%d runs)'
-                  % (name, statistics.median(times), min(times), sent, rows,
-                     args.runs), flush=True)
+            ours = measure(args, url, options)
+            report(name, 'ours', ours, args.runs)
+            if upstream_url:
+                theirs = measure(args, upstream_url, options)
+                report(name, 'upstream', theirs, args.runs)
+                print('%-32s ratio    %.2fx (upstream / ours)'
+                      % (name, theirs[0] / ours[0]), flush=True)
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+        for process in servers:
+            stop(process)
 
 
 if __name__ == '__main__':

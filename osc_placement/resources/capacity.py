@@ -319,10 +319,23 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     sharing providers' room as if they served that tree only; the total
     counts shared room once (its own providers first for every tree, then
     shared room tree by tree), so it can be less than the sum of the trees.
-    With filters, a tree is counted when one of its providers matches.
+    --aggregate and --in-tree choose the trees: a tree is counted when one
+    of its providers matches. With --fit, --required, --forbidden and
+    --member-of are the request's filters, judged as Placement judges the
+    unsuffixed request group: traits on the providers that supply the
+    request together, aggregates on the provider or its tree's root (a
+    sharing provider: itself). A note on stderr says when disabled hosts
+    (COMPUTE_STATUS_DISABLED, which Nova forbids) are counted.
 
     Providers are read 10 at a time (two requests each: inventories and
     usages); a progress line is shown on stderr when it is a terminal.
+
+    Examples:
+
+        openstack resource provider capacity list --in-tree compute-1
+
+        openstack resource provider capacity list --fit VCPU=4,MEMORY_MB=8192
+        --forbidden COMPUTE_STATUS_DISABLED --member-of <aggregate_uuid>
     """
 
     def get_parser(self, prog_name):
