@@ -7,8 +7,9 @@ NUMA children and a VGPU child, a sharing DISK_GB provider per aggregate of
 into an empty database with ``benchmarks.sql_cloud``, starts the embedded
 server on it, then runs the real ``openstack`` command in a subprocess,
 ``--runs`` times per shape, and prints the median wall time of the whole
-process and the number of HTTP requests the command sent (counted from one
-extra ``--debug`` run, not timed):
+process, the median CPU time of the client process, and the number of
+HTTP requests the command sent (counted from one extra ``--debug`` run,
+not timed):
 
     python -m benchmarks.operator_commands \\
         --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
@@ -23,11 +24,14 @@ upstream Placement 16.0.0 on the same database (gunicorn,
 ``--upstream-workers`` x ``--upstream-threads``), times every shape against
 it too, each server in turn, and prints the ratio of the medians
 (upstream's over ours). The commands only read, so the two servers share
-the database.
+the database. ``--baseline-tree DIR`` also times the client of another
+checkout (``git archive``), against our server. The sides run in turn,
+run by run, so that a busy machine weighs on each alike.
 """
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -69,6 +73,9 @@ def parse_args(argv):
     parser.add_argument('--upstream-venv',
                         help='also time upstream Placement 16.0.0 from this '
                              'virtualenv, on the same database')
+    parser.add_argument('--baseline-tree',
+                        help='also time the client of this checkout (an '
+                             'older commit, say) against our server')
     parser.add_argument('--upstream-workers', type=int, default=2)
     parser.add_argument('--upstream-threads', type=int, default=4)
     return parser.parse_args(argv)
@@ -87,19 +94,26 @@ def command(args, url, words, debug=False):
     return argv + words + ['-f', 'value']
 
 
-def run(argv):
+def run(argv, env=None):
+    """``(wall seconds, finished process, client CPU seconds)``."""
+    before = _children_cpu()
     started = time.monotonic()
-    done = subprocess.run(argv, capture_output=True, text=True)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     elapsed = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit('%s failed:\n%s' % (' '.join(argv),
                                              done.stderr[-2000:]))
-    return elapsed, done
+    return elapsed, done, _children_cpu() - before
 
 
-def requests_and_rows(args, url, options):
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def requests_and_rows(args, url, options, env=None):
     """One untimed ``--debug`` run (it also warms the server up)."""
-    _, done = run(command(args, url, options, debug=True))
+    done = run(command(args, url, options, debug=True), env)[1]
     sent = sum(1 for line in done.stderr.splitlines()
                if line.startswith('REQ: curl'))
     return sent, len(done.stdout.splitlines())
@@ -137,18 +151,34 @@ def populate(args):
                     '--state', args.state])
 
 
-def measure(args, url, options):
-    """``(median, min, requests, rows)`` of one shape on one server."""
-    sent, rows = requests_and_rows(args, url, options)
-    times = [run(command(args, url, options))[0] for _ in range(args.runs)]
-    return statistics.median(times), min(times), sent, rows
+def measure(args, sides, options):
+    """``{side: (median, min, requests, rows, median client CPU)}`` of one
+    shape; ``sides``: ``{side: (url, environment)}``, run in turn so that
+    a busy machine weighs on each alike."""
+    counted = {side: requests_and_rows(args, url, options, env)
+               for side, (url, env) in sides.items()}
+    runs = {side: [] for side in sides}
+    for _ in range(args.runs):
+        for side, (url, env) in sides.items():
+            runs[side].append(run(command(args, url, options), env))
+    figures = {}
+    for side, done in runs.items():
+        times = [wall for wall, _, _ in done]
+        figures[side] = (statistics.median(times), min(times)) \
+            + counted[side] + (statistics.median(c for _, _, c in done),)
+    return figures
+
+
+def client_environment(tree):
+    """The environment that runs the client of the checkout ``tree``."""
+    return dict(os.environ, PYTHONPATH=os.path.abspath(tree))
 
 
 def report(name, side, figures, runs):
-    median, fastest, sent, rows = figures
-    print('%-32s %-8s median %6.2f s  min %6.2f s  %6d requests  '
-          '%d rows  (%d runs)'
-          % (name, side, median, fastest, sent, rows, runs), flush=True)
+    median, fastest, sent, rows, cpu = figures
+    print('%-32s %-8s median %6.2f s  min %6.2f s  client CPU %5.2f s  '
+          '%6d requests  %d rows  (%d runs)'
+          % (name, side, median, fastest, cpu, sent, rows, runs), flush=True)
 
 
 def start_upstream(args):
@@ -184,14 +214,20 @@ def main(argv=None):
         if args.upstream_venv:
             process, upstream_url = start_upstream(args)
             servers.append(process)
+        sides = {'ours': (url, None)}
+        if args.baseline_tree:
+            sides['before'] = (url, client_environment(args.baseline_tree))
+        if upstream_url:
+            sides['upstream'] = (upstream_url, None)
         for name, options in shapes(args):
-            ours = measure(args, url, options)
-            report(name, 'ours', ours, args.runs)
-            if upstream_url:
-                theirs = measure(args, upstream_url, options)
-                report(name, 'upstream', theirs, args.runs)
-                print('%-32s ratio    %.2fx (upstream / ours)'
-                      % (name, theirs[0] / ours[0]), flush=True)
+            figures = measure(args, sides, options)
+            for side, figure in figures.items():
+                report(name, side, figure, args.runs)
+            for other in ('before', 'upstream'):
+                if other in figures:
+                    print('%-32s %-8s %.2fx the median of ours'
+                          % (name, other, figures[other][0]
+                             / figures['ours'][0]), flush=True)
     finally:
         for process in servers:
             stop(process)
