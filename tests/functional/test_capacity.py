@@ -602,3 +602,20 @@ class FitFilterTests(CapacityTestCase):
              'no-such-host', '--fit', self.REQUEST],
             "No resource provider with a name or UUID of 'no-such-host' "
             "exists.")
+
+
+class RowFilterTests(CapacityTestCase):
+    """Without --fit, --forbidden and --member-of filter the providers."""
+
+    def test_forbidden_and_member_of(self):
+        plain = self.provider('plain')
+        marked = self.provider('marked')
+        for rp in (plain, marked):
+            self.inventory(rp, VCPU=8)
+        self.set_provider_traits(marked, ['CUSTOM_FT_MARK'])
+        listed = {row['uuid'] for row in self.capacity(
+            '--member-of', self.aggregate)}
+        self.assertEqual({plain, marked, TOTAL}, listed)
+        listed = {row['uuid'] for row in self.capacity(
+            '--member-of', self.aggregate, '--forbidden', 'CUSTOM_FT_MARK')}
+        self.assertEqual({plain, TOTAL}, listed)
