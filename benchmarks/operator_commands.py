@@ -7,9 +7,9 @@ NUMA children and a VGPU child, a sharing DISK_GB provider per aggregate of
 into an empty database with ``benchmarks.sql_cloud``, starts the embedded
 server on it, then runs the real ``openstack`` command in a subprocess,
 ``--runs`` times per shape, and prints the median wall time of the whole
-process, the median CPU time of the client process, and the number of
-HTTP requests the command sent (counted from one extra ``--debug`` run,
-not timed):
+process, the median CPU time of the client process and of the server (its
+processes, from /proc), and the number of HTTP requests the command sent
+(counted from one extra ``--debug`` run, not timed):
 
     python -m benchmarks.operator_commands \\
         --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
@@ -106,6 +106,27 @@ def run(argv, env=None):
     return elapsed, done, _children_cpu() - before
 
 
+def server_cpu(pid):
+    """CPU seconds of the process ``pid`` and its children so far (the
+    server's workers), from /proc; None where /proc is not Linux's."""
+    if pid is None or not os.path.exists('/proc/%d/stat' % pid):
+        return None
+    ticks = os.sysconf('SC_CLK_TCK')
+    total = 0
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        # After the name: state, ppid, ..., utime and stime at 12 and 13.
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
 def _children_cpu():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -152,20 +173,28 @@ def populate(args):
 
 
 def measure(args, sides, options):
-    """``{side: (median, min, requests, rows, median client CPU)}`` of one
-    shape; ``sides``: ``{side: (url, environment)}``, run in turn so that
-    a busy machine weighs on each alike."""
+    """``{side: (median, min, requests, rows, median client CPU, median
+    server CPU)}`` of one shape; ``sides``: ``{side: (url, environment,
+    server pid)}``, run in turn so that a busy machine weighs on each
+    alike."""
     counted = {side: requests_and_rows(args, url, options, env)
-               for side, (url, env) in sides.items()}
+               for side, (url, env, _) in sides.items()}
     runs = {side: [] for side in sides}
     for _ in range(args.runs):
-        for side, (url, env) in sides.items():
-            runs[side].append(run(command(args, url, options), env))
+        for side, (url, env, pid) in sides.items():
+            before = server_cpu(pid)
+            wall, _, cpu = run(command(args, url, options), env)
+            after = server_cpu(pid)
+            served = None if before is None else after - before
+            runs[side].append((wall, cpu, served))
     figures = {}
     for side, done in runs.items():
         times = [wall for wall, _, _ in done]
+        served = [s for _, _, s in done if s is not None]
         figures[side] = (statistics.median(times), min(times)) \
-            + counted[side] + (statistics.median(c for _, _, c in done),)
+            + counted[side] + (statistics.median(c for _, c, _ in done),
+                               statistics.median(served) if served
+                               else float('nan'))
     return figures
 
 
@@ -175,10 +204,11 @@ def client_environment(tree):
 
 
 def report(name, side, figures, runs):
-    median, fastest, sent, rows, cpu = figures
+    median, fastest, sent, rows, cpu, served = figures
     print('%-32s %-8s median %6.2f s  min %6.2f s  client CPU %5.2f s  '
-          '%6d requests  %d rows  (%d runs)'
-          % (name, side, median, fastest, cpu, sent, rows, runs), flush=True)
+          'server CPU %5.2f s  %6d requests  %d rows  (%d runs)'
+          % (name, side, median, fastest, cpu, served, sent, rows, runs),
+          flush=True)
 
 
 def start_upstream(args):
@@ -214,11 +244,13 @@ def main(argv=None):
         if args.upstream_venv:
             process, upstream_url = start_upstream(args)
             servers.append(process)
-        sides = {'ours': (url, None)}
+        ours_pid = servers[0].pid if servers and not args.url else None
+        sides = {'ours': (url, None, ours_pid)}
         if args.baseline_tree:
-            sides['before'] = (url, client_environment(args.baseline_tree))
+            sides['before'] = (url, client_environment(args.baseline_tree),
+                               ours_pid)
         if upstream_url:
-            sides['upstream'] = (upstream_url, None)
+            sides['upstream'] = (upstream_url, None, servers[-1].pid)
         for name, options in shapes(args):
             figures = measure(args, sides, options)
             for side, figure in figures.items():
