@@ -572,7 +572,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return sharing
 
     def _pairs_from_sharing(self, uuids):
-        served = self._concurrently(self._roots_served, uuids)
+        served = self._concurrently(self._roots_served, uuids,
+                                    'Reading sharing providers')
         return [(uuid, root) for uuid, roots in zip(uuids, served)
                 for root in sorted(roots)]
 
@@ -588,14 +589,15 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         root_of = {p: root for root, tree in trees.items() for p in tree}
         members = list(root_of)
         aggregates = dict(zip(members, self._concurrently(
-            self._aggregates_of, members)))
+            self._aggregates_of, members, 'Reading aggregates')))
         nearby = set().union(*aggregates.values())
         if not nearby:
             return []
         shares = self.get_json(PROVIDERS_URL, **providers.in_aggregates(
             nearby, required=providers.SHARING_TRAIT))
         near = [p['uuid'] for p in shares['resource_providers']]
-        theirs = self._concurrently(self._aggregates_of, near)
+        theirs = self._concurrently(self._aggregates_of, near,
+                                    'Reading sharing providers')
         return [(uuid, root_of[member])
                 for uuid, their in zip(near, theirs)
                 for member in members if their & aggregates[member]]
@@ -604,9 +606,10 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return providers.aggregates_of(self.get_json, uuid)
 
     @staticmethod
-    def _concurrently(func, items):
-        return providers.results_or_raise(
-            common.run_concurrently(func, items))
+    def _concurrently(func, items, label):
+        # A line on a terminal: a cloud's sharing providers take seconds.
+        return providers.results_or_raise(common.run_concurrently(
+            func, items, progress=common.StderrProgress(label)))
 
 
 # --- The request's filters ------------------------------------------------
