@@ -7,9 +7,9 @@ NUMA children and a VGPU child, a sharing DISK_GB provider per aggregate of
 into an empty database with ``benchmarks.sql_cloud``, starts the embedded
 server on it, then runs the real ``openstack`` command in a subprocess,
 ``--runs`` times per shape, and prints the median wall time of the whole
-process, the median CPU time of the client process, and the number of
-HTTP requests the command sent (counted from one
-extra ``--debug`` run, not timed):
+process, the median CPU time of the client process and of the server (its
+processes, from /proc), and the number of HTTP requests the command sent
+(counted from one extra ``--debug`` run, not timed):
 
     python -m benchmarks.operator_commands \\
         --database-connection sqlite:////tmp/cap1000.sqlite --nodes 741
@@ -18,6 +18,15 @@ extra ``--debug`` run, not timed):
 --state FILE`` serves a database populated by an earlier run; ``--url``
 times a server that is already running (and populated) instead;
 ``--only capacity`` or ``--only explain`` times one family of shapes.
+
+``--upstream-venv .venv-upstream`` (tools/upstream-venv.sh) also starts
+upstream Placement 16.0.0 on the same database (gunicorn,
+``--upstream-workers`` x ``--upstream-threads``), times every shape against
+it too, each server in turn, and prints the ratio of the medians
+(upstream's over ours). The commands only read, so the two servers share
+the database. ``--baseline-tree DIR`` also times the client of another
+checkout (``git archive``), against our server. The sides run in turn,
+run by run, so that a busy machine weighs on each alike.
 """
 
 import argparse
@@ -61,6 +70,14 @@ def parse_args(argv):
     parser.add_argument('--workers', type=int, default=1,
                         help='server worker processes (default 1)')
     parser.add_argument('--openstack', default=_default_openstack())
+    parser.add_argument('--upstream-venv',
+                        help='also time upstream Placement 16.0.0 from this '
+                             'virtualenv, on the same database')
+    parser.add_argument('--baseline-tree',
+                        help='also time the client of this checkout (an '
+                             'older commit, say) against our server')
+    parser.add_argument('--upstream-workers', type=int, default=2)
+    parser.add_argument('--upstream-threads', type=int, default=4)
     return parser.parse_args(argv)
 
 
@@ -81,28 +98,49 @@ def command(args, url, words, debug=False):
 NOT_A_CANDIDATE = 3
 
 
-def run(argv):
-    """``(wall seconds, the finished process, its CPU seconds)``: on a
-    machine shared with other jobs the CPU time of the command says more
-    than the wall time."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def run(argv, env=None):
+    """``(wall seconds, finished process, client CPU seconds)``."""
+    before = _children_cpu()
     started = time.monotonic()
-    done = subprocess.run(argv, capture_output=True, text=True)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     elapsed = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime
-           + after.ru_stime - before.ru_stime)
     failed = done.returncode not in (
         (0, NOT_A_CANDIDATE) if EXPLAIN[-1] in argv else (0,))
     if failed:
         raise SystemExit('%s failed:\n%s' % (' '.join(argv),
                                              done.stderr[-2000:]))
-    return elapsed, done, cpu
+    return elapsed, done, _children_cpu() - before
 
 
-def requests_and_rows(args, url, options):
+def server_cpu(pid):
+    """CPU seconds of the process ``pid`` and its children so far (the
+    server's workers), from /proc; None where /proc is not Linux's."""
+    if pid is None or not os.path.exists('/proc/%d/stat' % pid):
+        return None
+    ticks = os.sysconf('SC_CLK_TCK')
+    total = 0
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        # After the name: state, ppid, ..., utime and stime at 12 and 13.
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def requests_and_rows(args, url, options, env=None):
     """One untimed ``--debug`` run (it also warms the server up)."""
-    _, done, _ = run(command(args, url, options, debug=True))
+    done = run(command(args, url, options, debug=True), env)[1]
     sent = sum(1 for line in done.stderr.splitlines()
                if line.startswith('REQ: curl'))
     return sent, len(done.stdout.splitlines())
@@ -140,32 +178,97 @@ def populate(args):
                     '--state', args.state])
 
 
+def measure(args, sides, options):
+    """``{side: (median, min, requests, rows, median client CPU, median
+    server CPU)}`` of one shape; ``sides``: ``{side: (url, environment,
+    server pid)}``, run in turn so that a busy machine weighs on each
+    alike."""
+    counted = {side: requests_and_rows(args, url, options, env)
+               for side, (url, env, _) in sides.items()}
+    runs = {side: [] for side in sides}
+    for _ in range(args.runs):
+        for side, (url, env, pid) in sides.items():
+            before = server_cpu(pid)
+            wall, _, cpu = run(command(args, url, options), env)
+            after = server_cpu(pid)
+            served = None if before is None else after - before
+            runs[side].append((wall, cpu, served))
+    figures = {}
+    for side, done in runs.items():
+        times = [wall for wall, _, _ in done]
+        served = [s for _, _, s in done if s is not None]
+        figures[side] = (statistics.median(times), min(times)) \
+            + counted[side] + (statistics.median(c for _, c, _ in done),
+                               statistics.median(served) if served
+                               else float('nan'))
+    return figures
+
+
+def client_environment(tree):
+    """The environment that runs the client of the checkout ``tree``."""
+    return dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+
+
+def report(name, side, figures, runs):
+    median, fastest, sent, rows, cpu, served = figures
+    print('%-32s %-8s median %6.2f s  min %6.2f s  client CPU %5.2f s  '
+          'server CPU %5.2f s  %6d requests  %d rows  (%d runs)'
+          % (name, side, median, fastest, cpu, served, sent, rows, runs),
+          flush=True)
+
+
+def start_upstream(args):
+    from benchmarks import upstream_server
+    process, url, _ = upstream_server.start(
+        args.database_connection, args.upstream_venv,
+        workers=args.upstream_workers, threads=args.upstream_threads)
+    return process, url
+
+
+def stop(process):
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def main(argv=None):
     args = parse_args(argv)
-    server = None
+    servers = []
     url = args.url
-    if not url:
-        if not args.database_connection:
-            raise SystemExit('give --database-connection or --url')
-        if not args.no_populate:
-            populate(args)
-        server, url = local_server.start(args.database_connection,
-                                         args.workers)
+    if args.upstream_venv and not args.database_connection:
+        raise SystemExit('--upstream-venv needs --database-connection')
     try:
+        if not url:
+            if not args.database_connection:
+                raise SystemExit('give --database-connection or --url')
+            if not args.no_populate:
+                populate(args)
+            server, url = local_server.start(args.database_connection,
+                                             args.workers)
+            servers.append(server)
+        upstream_url = None
+        if args.upstream_venv:
+            process, upstream_url = start_upstream(args)
+            servers.append(process)
+        ours_pid = servers[0].pid if servers and not args.url else None
+        sides = {'ours': (url, None, ours_pid)}
+        if args.baseline_tree:
+            sides['before'] = (url, client_environment(args.baseline_tree),
+                               ours_pid)
+        if upstream_url:
+            sides['upstream'] = (upstream_url, None, servers[-1].pid)
         for name, options in shapes(args):
-            sent, rows = requests_and_rows(args, url, options)
-            timed = [run(command(args, url, options))
-                     for _ in range(args.runs)]
-            times = [wall for wall, _, _ in timed]
-            cpu = statistics.median(cpu for _, _, cpu in timed)
-            print('%-32s median %6.2f s  min %6.2f s  client CPU %5.2f s  '
-                  '%6d requests  %d rows  (%d runs)'
-                  % (name, statistics.median(times), min(times), cpu, sent,
-                     rows, args.runs), flush=True)
+            figures = measure(args, sides, options)
+            for side, figure in figures.items():
+                report(name, side, figure, args.runs)
+            for other in ('before', 'upstream'):
+                if other in figures:
+                    print('%-32s %-8s %.2fx the median of ours'
+                          % (name, other, figures[other][0]
+                             / figures['ours'][0]), flush=True)
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+        for process in servers:
+            stop(process)
 
 
 if __name__ == '__main__':

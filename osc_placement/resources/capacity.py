@@ -37,12 +37,18 @@ tree. The rule, exact for what ``PUT /allocations`` accepts:
   more).
 """
 
+import itertools
+import logging
+
 from cliff import lister
 from osc_lib import exceptions
 
+from osc_placement import explain
 from osc_placement.resources import common
 from osc_placement.resources import providers
 from osc_placement import version
+
+LOG = logging.getLogger(__name__)
 
 PROVIDERS_URL = providers.PROVIDERS_URL
 PROVIDER_URL = providers.PROVIDER_URL
@@ -63,11 +69,20 @@ GATES = (
     ('in_tree', bool, 'nested_providers'),
     ('required', bool, 'provider_required'),
     ('required', common.required_needs_any_of, 'any_of_traits'),
+    ('forbidden', bool, 'forbidden_traits'),
+    ('member_of', bool, 'member_of'),
+    ('member_of', lambda values: len(values) > 1, 'repeated_member_of'),
+    ('member_of', common.forbids_aggregates, 'forbidden_aggregates'),
     # Trees need root_provider_uuid (nested providers); sharing providers
     # are found by their trait (required traits on provider lists), which
     # came later.
     ('fit', bool, 'provider_required'),
 )
+
+# Nova asks for hosts without it; --fit says so when the user did not.
+DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
+DISABLED_NOTE = ('counts include disabled hosts: Nova adds !%s; pass '
+                 '--forbidden %s' % (DISABLED_TRAIT, DISABLED_TRAIT))
 
 FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
               ' with positive integer amounts, for example '
@@ -152,13 +167,19 @@ class FitCounter:
     root uuid -> uuids of the sharing providers outside the tree that serve
     it; ``pools``: provider uuid -> {class: slots for the requested
     amount}. See the module's docstring for the rule.
+
+    ``combos``: root uuid -> the only ``{class: provider}`` choices a claim
+    on that tree may make, for the trees whose required traits tie the
+    classes together (no single provider holds them all); any other tree
+    takes each class from any of its providers.
     """
 
-    def __init__(self, request, trees, sharing, pools):
+    def __init__(self, request, trees, sharing, pools, combos=None):
         self.classes = list(request)
         self.trees = trees
         self.sharing = sharing
         self.pools = pools
+        self.combos = combos or {}
 
     def _sum(self, providers, rc, pools):
         return sum(pools.get(p, {}).get(rc, 0) for p in providers)
@@ -166,6 +187,8 @@ class FitCounter:
     def per_tree(self, root):
         """Claims the tree alone could take, its sharing providers' room
         all to itself."""
+        if root in self.combos:
+            return self._claims_one_by_one([root])
         providers = list(self.trees[root]) + list(self.sharing.get(root, ()))
         return min(self._sum(providers, rc, self.pools)
                    for rc in self.classes)
@@ -174,9 +197,25 @@ class FitCounter:
         """Claims that all fit at once; shared room counted once.
 
         Two placements, each of claims that fit together, and the larger
-        count: neither greedy order beats the other on every layout.
+        count: neither greedy order beats the other on every layout. Trees
+        whose classes are tied by traits are only placed claim by claim.
         """
+        if self.combos:
+            return self._round_robin()
         return max(self._own_room_first(), self._round_robin())
+
+    def _claims_one_by_one(self, roots):
+        pools = {p: dict(room) for p, room in self.pools.items()}
+        placed = 0
+        for root in roots:
+            while True:
+                choice = self._one_claim(root, pools)
+                if choice is None:
+                    break
+                for rc, provider in choice.items():
+                    pools[provider][rc] -= 1
+                placed += 1
+        return placed
 
     def _own_room_first(self):
         pools = {p: dict(room) for p, room in self.pools.items()}
@@ -218,6 +257,8 @@ class FitCounter:
 
     def _one_claim(self, root, pools):
         """{class: provider} for one more claim on the tree, or None."""
+        if root in self.combos:
+            return self._best_combo(self.combos[root], pools)
         providers = list(self.trees[root]) + list(self.sharing.get(root, ()))
         choice = {}
         for rc in self.classes:
@@ -227,6 +268,16 @@ class FitCounter:
                 return None
             choice[rc] = best
         return choice
+
+    @staticmethod
+    def _best_combo(combos, pools):
+        """The allowed choice whose scarcest slot is the most plentiful,
+        or None when none has room left."""
+        def scarcest(choice):
+            return min(pools.get(p, {}).get(rc, 0)
+                       for rc, p in choice.items())
+        best = max(combos, key=scarcest, default=None)
+        return best if best is not None and scarcest(best) > 0 else None
 
     @staticmethod
     def _take(count, providers, rc, pools):
@@ -268,10 +319,23 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     sharing providers' room as if they served that tree only; the total
     counts shared room once (its own providers first for every tree, then
     shared room tree by tree), so it can be less than the sum of the trees.
-    With filters, a tree is counted when one of its providers matches.
+    --aggregate and --in-tree choose the trees: a tree is counted when one
+    of its providers matches. With --fit, --required, --forbidden and
+    --member-of are the request's filters, judged as Placement judges the
+    unsuffixed request group: traits on the providers that supply the
+    request together, aggregates on the provider or its tree's root (a
+    sharing provider: itself). A note on stderr says when disabled hosts
+    (COMPUTE_STATUS_DISABLED, which Nova forbids) are counted.
 
     Providers are read 10 at a time (two requests each: inventories and
     usages); a progress line is shown on stderr when it is a terminal.
+
+    Examples:
+
+        openstack resource provider capacity list --in-tree compute-1
+
+        openstack resource provider capacity list --fit VCPU=4,MEMORY_MB=8192
+        --forbidden COMPUTE_STATUS_DISABLED --member-of <aggregate_uuid>
     """
 
     def get_parser(self, prog_name):
@@ -282,20 +346,42 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
                 'Only providers in this aggregate. This option requires at '
                 'least ``--os-placement-api-version {member_of}``.'))
         parser.add_argument(
-            '--in-tree', metavar='<uuid>',
+            '--in-tree', metavar='<name_or_uuid>',
             help=version.render(
                 'Only providers in the tree of this provider (name or '
-                'UUID). This option '
-                'requires at least '
-                '``--os-placement-api-version {nested_providers}``.'))
+                'UUID); with --fit, that tree alone is counted, the sharing '
+                'providers that serve it included. This option requires at '
+                'least ``--os-placement-api-version {nested_providers}``.'))
         parser.add_argument(
             '--required', metavar='<trait>', action='append', default=[],
             help=version.render(
-                'Only providers with this trait. May be repeated; a '
-                'comma-separated list means any of these traits and needs '
-                '``--os-placement-api-version {any_of_traits}``. This option '
-                'requires at least '
+                'Only providers with this trait; with --fit, trees whose '
+                'providers that supply the request hold it together, as '
+                'Placement judges the unsuffixed request group. May be '
+                'repeated; a comma-separated list means any of these traits '
+                'and needs ``--os-placement-api-version {any_of_traits}``. '
+                'This option requires at least '
                 '``--os-placement-api-version {provider_required}``.'))
+        parser.add_argument(
+            '--forbidden', metavar='<trait>', action='append', default=[],
+            help=version.render(
+                'Only providers without this trait; with --fit, no provider '
+                'with it supplies the request (Nova forbids '
+                'COMPUTE_STATUS_DISABLED). May be repeated. This option '
+                'requires at least '
+                '``--os-placement-api-version {forbidden_traits}``.'))
+        parser.add_argument(
+            '--member-of', metavar='<member_of>', action='append',
+            default=[],
+            help=version.render(
+                'Only providers in one of these comma-separated aggregates; '
+                'a value starting with "!" excludes them '
+                '({forbidden_aggregates}). May be repeated '
+                '({repeated_member_of}): every value must hold. With --fit, '
+                'as Placement\'s member_of: a provider counts when it or its '
+                'tree\'s root is in the aggregates, a sharing provider when '
+                'it is. This option requires at least '
+                '``--os-placement-api-version {member_of}``.'))
         shape = parser.add_mutually_exclusive_group()
         shape.add_argument(
             '--resource-class', metavar='<resource_class>', action='append',
@@ -318,12 +404,12 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         request = (parse_fit(parsed_args.fit)
                    if parsed_args.fit is not None else None)
         common.check_option_gates(self, parsed_args, GATES)
+        self._check_classes(parsed_args.resource_class or list(request or ()))
         if parsed_args.in_tree:
             parsed_args.in_tree = common.provider_uuid(
                 self, parsed_args.in_tree)
-        self._check_classes(parsed_args.resource_class or list(request or ()))
-        listed = self.get_json(
-            PROVIDERS_URL, **self._query(parsed_args))['resource_providers']
+        listed = self.get_json(PROVIDERS_URL, **self._query(
+            parsed_args, filters=not request))['resource_providers']
         if not listed and parsed_args.in_tree:
             self._check_provider_exists(parsed_args.in_tree)
         if request:
@@ -331,14 +417,20 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return self._capacity(parsed_args, listed)
 
     @staticmethod
-    def _query(parsed_args):
-        query = {
-            # A bare uuid, as ``inventory set --aggregate`` sends it: the
-            # first member_of filter accepts no "in:".
-            'member_of': parsed_args.aggregate,
-            'in_tree': parsed_args.in_tree,
-            'required': common.required_query(parsed_args.required, ()),
-        }
+    def _query(parsed_args, filters=True):
+        """The provider list's query: which providers, or with --fit
+        (``filters`` False) which trees; --fit judges the request's own
+        filters itself."""
+        member_of = [parsed_args.aggregate] if parsed_args.aggregate else []
+        query = {'in_tree': parsed_args.in_tree}
+        if filters:
+            member_of += common.member_of_query(parsed_args.member_of, None,
+                                                LOG)
+            query['required'] = common.required_query(
+                parsed_args.required, parsed_args.forbidden)
+        # A bare uuid, as ``inventory set --aggregate`` sends it: the
+        # first member_of filter accepts no "in:".
+        query['member_of'] = member_of
         return {key: value for key, value in query.items() if value}
 
     def _check_classes(self, classes):
@@ -392,7 +484,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
 
     def _fit(self, parsed_args, request, listed):
         everyone = listed
-        if self._query(parsed_args):
+        if self._query(parsed_args, filters=False):
             # Filters select trees; their other providers are needed too.
             everyone = self.get_json(PROVIDERS_URL)['resource_providers']
         roots = list(dict.fromkeys(p['root_provider_uuid'] for p in listed))
@@ -403,18 +495,54 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             if provider['root_provider_uuid'] in trees:
                 trees[provider['root_provider_uuid']].append(provider['uuid'])
         sharing = self._sharing_providers(trees)
+        group = self._request_group(parsed_args, request)
+        combos = {}
+        if _has_filters(group):
+            filtered = RequestFilter(self, group, everyone, sharing)
+            trees, sharing, combos = filtered.apply(trees, request)
+            roots = [root for root in roots if root in trees]
+        self._note_disabled(group, trees)
         wanted = set().union(*trees.values(), *sharing.values())
         read = self._read_providers(sorted(wanted))
         pools = {uuid: {rc: slots(inventories[rc], usages.get(rc, 0), amount)
                         for rc, amount in request.items()
                         if rc in inventories}
                  for uuid, (inventories, usages) in read.items()}
-        counter = FitCounter(request, trees, sharing, pools)
+        if combos:
+            combos = {root: tied(pools) for root, tied in combos.items()}
+        counter = FitCounter(request, trees, sharing, pools, combos)
         rows = [(root, names.get(root, ''), counter.per_tree(root))
                 for root in roots]
         if parsed_args.sort_by_free:
             rows.sort(key=lambda row: (row[2], row[0]))
         return FIT_COLUMNS, rows + [(TOTAL, TOTAL, counter.total())]
+
+    def _request_group(self, parsed_args, request):
+        """The unsuffixed request group --fit counts, as explain.py reads
+        the query ``allocation candidate list`` would send."""
+        pairs = [('resources', ','.join('%s:%d' % item
+                                        for item in request.items()))]
+        pairs += [('required', value) for value in common.required_query(
+            parsed_args.required, parsed_args.forbidden)]
+        pairs += [('member_of', value) for value in common.member_of_query(
+            parsed_args.member_of, None, LOG)]
+        # --in-tree picks the tree to count, its sharing providers
+        # included as Nova's requests (without in_tree) use them.
+        ver = version.as_tuple(version.get_version(self))
+        return explain.parse_query(pairs, ver).groups[0]
+
+    def _note_disabled(self, group, trees):
+        """Say so when disabled hosts are counted, which Nova never
+        uses: it forbids their trait in every request."""
+        if DISABLED_TRAIT in group.forbidden or not trees:
+            return
+        try:
+            disabled = self.get_json(PROVIDERS_URL, required=DISABLED_TRAIT)
+        except exceptions.ClientException:  # a server without the trait
+            return
+        counted = set().union(*trees.values())
+        if any(p['uuid'] in counted for p in disabled['resource_providers']):
+            self.app.stderr.write('Note: %s.\n' % DISABLED_NOTE)
 
     def _sharing_providers(self, trees):
         """root -> sharing providers outside the tree that serve it.
@@ -444,7 +572,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return sharing
 
     def _pairs_from_sharing(self, uuids):
-        served = self._concurrently(self._roots_served, uuids)
+        served = self._concurrently(self._roots_served, uuids,
+                                    'Reading sharing providers')
         return [(uuid, root) for uuid, roots in zip(uuids, served)
                 for root in sorted(roots)]
 
@@ -460,14 +589,15 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         root_of = {p: root for root, tree in trees.items() for p in tree}
         members = list(root_of)
         aggregates = dict(zip(members, self._concurrently(
-            self._aggregates_of, members)))
+            self._aggregates_of, members, 'Reading aggregates')))
         nearby = set().union(*aggregates.values())
         if not nearby:
             return []
         shares = self.get_json(PROVIDERS_URL, **providers.in_aggregates(
             nearby, required=providers.SHARING_TRAIT))
         near = [p['uuid'] for p in shares['resource_providers']]
-        theirs = self._concurrently(self._aggregates_of, near)
+        theirs = self._concurrently(self._aggregates_of, near,
+                                    'Reading sharing providers')
         return [(uuid, root_of[member])
                 for uuid, their in zip(near, theirs)
                 for member in members if their & aggregates[member]]
@@ -476,6 +606,109 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return providers.aggregates_of(self.get_json, uuid)
 
     @staticmethod
-    def _concurrently(func, items):
-        return providers.results_or_raise(
-            common.run_concurrently(func, items))
+    def _concurrently(func, items, label):
+        # A line on a terminal: a cloud's sharing providers take seconds.
+        return providers.results_or_raise(common.run_concurrently(
+            func, items, progress=common.StderrProgress(label)))
+
+
+# --- The request's filters ------------------------------------------------
+
+def _has_filters(group):
+    return bool(group.required or group.forbidden or group.member_of
+                or group.forbidden_aggs or group.in_tree)
+
+
+class RequestFilter:
+    """Which providers may supply --fit's request, by explain.py's rules.
+
+    A provider's traits and aggregates matter only for the names the
+    request gives, so each name costs one provider list (the providers
+    holding it) rather than a request per provider.
+    """
+
+    def __init__(self, command, group, everyone, sharing):
+        self.group = group
+        self.sharing = sharing
+        traits = set().union(*group.required) | group.forbidden
+        aggregates = set().union(*group.member_of) | group.forbidden_aggs
+        holders = _holders(command, 'required', sorted(traits))
+        members = _holders(command, 'member_of', sorted(aggregates))
+        shares = {uuid for served in sharing.values() for uuid in served}
+        self.known = {}
+        for p in everyone:
+            uuid = p['uuid']
+            held = {name for name, uuids in holders.items() if uuid in uuids}
+            if uuid in shares:
+                held.add(providers.SHARING_TRAIT)
+            self.known[uuid] = explain.Provider(
+                uuid, p['name'], p.get('parent_provider_uuid'),
+                providers.root_of(p), traits=held,
+                aggregates={name for name, uuids in members.items()
+                            if uuid in uuids})
+        self.in_tree_roots = {}
+        if group.in_tree and group.in_tree in self.known:
+            self.in_tree_roots[group.in_tree] = \
+                self.known[group.in_tree].root
+
+    def apply(self, trees, request):
+        """``(trees, sharing, combos)``: each tree's providers and sharing
+        providers that may supply the request, trees with none left out
+        when aggregates or in_tree rule them out, and for trees whose
+        required traits tie the classes together a function of the pools
+        giving the choices a claim may make (see FitCounter)."""
+        kept, serving, combos = {}, {}, {}
+        for root, members in trees.items():
+            shared = self.sharing.get(root, ())
+            hood = self._hood(root, members, shared)
+            if not any(explain.pair_ok(hood, self.group, self.known[uuid])
+                       for uuid in members):
+                continue
+            usable = [uuid for uuid in list(members) + list(shared)
+                      if explain.pair_ok(hood, self.group, self.known[uuid])
+                      and not self.known[uuid].traits & self.group.forbidden]
+            kept[root] = [uuid for uuid in usable if uuid in members]
+            serving[root] = [uuid for uuid in usable if uuid not in members]
+            if self.group.required:
+                tie = self._tie(usable, list(request))
+                if tie is not None:
+                    combos[root] = tie
+        return kept, serving, combos
+
+    def _hood(self, root, members, shared):
+        around = {uuid: self.known[uuid]
+                  for uuid in list(members) + list(shared)
+                  if uuid in self.known}
+        return explain.Neighbourhood(root, around, around,
+                                     self.in_tree_roots)
+
+    def _tie(self, usable, classes):
+        """None when every choice of one provider per class meets the
+        required traits; else a function of the pools giving the choices
+        that do (none: the tree takes no claim)."""
+        group = self.group
+        providers_ = [self.known[uuid] for uuid in usable]
+
+        def choices(pools):
+            takers = [[p for p in providers_ if rc in pools.get(p.uuid, {})]
+                      for rc in classes]
+            return [dict(zip(classes, (p.uuid for p in chosen)))
+                    for chosen in itertools.product(*takers)
+                    if explain._has_all(
+                        frozenset().union(*(p.traits for p in chosen)),
+                        group.required)]
+
+        if all(explain._has_all(p.traits, group.required)
+               for p in providers_):
+            return None
+        return choices
+
+
+def _holders(command, key, names):
+    """{name: uuids of the providers listed with ``key=name``}."""
+    def listed(name):
+        return {p['uuid'] for p in command.get_json(
+            PROVIDERS_URL, **{key: name})['resource_providers']}
+    found = providers.results_or_raise(
+        common.run_concurrently(listed, names))
+    return dict(zip(names, found))

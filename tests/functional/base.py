@@ -20,6 +20,7 @@ test names its providers, classes and traits uniquely.
 import contextlib
 import io
 import json
+import logging
 import os
 import shlex
 import subprocess
@@ -74,9 +75,15 @@ def _in_process_app():
 
     db = server_fixtures.database()
     server_fixtures.reset_database(db)
+    root = logging.getLogger()
+    handlers = list(root.handlers)
     conf = conf_mod.make_conf(server_fixtures._state['url'],
                               sync_on_startup=False,
                               enforce_new_defaults=False)
+    # oslo.log's options come with a root handler at every level; the
+    # shell under test would then log (and so send) as under --debug.
+    for handler in set(root.handlers) - set(handlers):
+        root.removeHandler(handler)
     return app_mod.make_app(conf, db=db)
 
 
@@ -156,10 +163,13 @@ class _Intercept(fixtures.Fixture):
         self.app, self.host = app, host
 
     def _setUp(self):
-        intercept = interceptor.RequestsInterceptor(lambda: self.app,
-                                                    host=self.host, port=80)
-        intercept.__enter__()
-        self.addCleanup(intercept.__exit__, None, None, None)
+        # requests for the session's path, http.client for the lean GETs
+        # (osc_placement.http.LeanGets).
+        for kind in (interceptor.RequestsInterceptor,
+                     interceptor.HttpClientInterceptor):
+            intercept = kind(lambda: self.app, host=self.host, port=80)
+            intercept.__enter__()
+            self.addCleanup(intercept.__exit__, None, None, None)
 
 
 class Sent(tuple):
@@ -456,8 +466,20 @@ class FunctionalTestCase(testtools.TestCase):
                               kwargs.get('json')))
             return original(session, url, method, *args, **kwargs)
 
+        def lean_get(lean, url, params, headers):
+            response = original_lean(lean, url, params, headers)
+            if response is not None:
+                query = '?' + urllib.parse.urlencode(params, doseq=True) \
+                    if params else ''
+                calls.append(Sent('GET', url + query,
+                                  headers.get('OpenStack-API-Version', '')))
+            return response
+
+        original_lean = client_http.LeanGets.get
         self.useFixture(fixtures.MonkeyPatch(
             'keystoneauth1.session.Session.request', request))
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.http.LeanGets.get', lean_get))
         return calls
 
     @contextlib.contextmanager

@@ -13,6 +13,7 @@ no candidate on that tree any more and a claim shaped like the last one
 must be refused with 409.
 """
 
+import json
 import uuid
 
 from tests.functional import base
@@ -451,3 +452,170 @@ class FitTests(CapacityTestCase):
 def shape(request):
     return {rc: int(amount) for rc, amount in
             (part.split('=') for part in request.split(','))}
+
+
+DISABLED = 'COMPUTE_STATUS_DISABLED'
+
+
+class FitFilterTests(CapacityTestCase):
+    """--fit with the request's filters counts what Nova can claim."""
+
+    REQUEST = 'VCPU=2,MEMORY_MB=1024,DISK_GB=10'
+
+    def numa_host(self, name, disabled=False):
+        """A host with two NUMA children holding VCPU and memory, its
+        disk shared; COMPUTE_STATUS_DISABLED on the root only, as Nova
+        sets it."""
+        host = self.provider(name)
+        for index in range(2):
+            numa = self.provider('%s-numa%d' % (name, index), parent=host,
+                                 aggregate=False)
+            self.inventory(numa, VCPU=4 + index, MEMORY_MB=3072)
+        if disabled:
+            self.set_provider_traits(host, [DISABLED])
+        return host
+
+    def disabled_cloud(self):
+        """Two enabled NUMA hosts, two disabled ones and a flat host, all
+        served by one shared disk with room for fewer claims than the
+        hosts' VCPUs allow."""
+        enabled = [self.numa_host('on%d' % i) for i in range(2)]
+        disabled = [self.numa_host('off%d' % i, disabled=True)
+                    for i in range(2)]
+        flat = self.provider('flat')
+        self.inventory(flat, VCPU=8, MEMORY_MB=8192)
+        off_flat = self.provider('off-flat')
+        self.inventory(off_flat, VCPU=8, MEMORY_MB=8192)
+        self.set_provider_traits(off_flat, [DISABLED])
+        disk = self.provider('disk')
+        self.inventory(disk, DISK_GB=300)
+        self.set_provider_traits(disk, [SHARING])
+        return enabled, disabled + [off_flat], flat, disk
+
+    def nova_claims(self, *filters):
+        """Claims as Nova makes them, until none is offered: candidates
+        with limit=1 within the aggregate, then PUT of the first
+        allocation request for a new consumer. The count and the last
+        allocations claimed."""
+        query = ('resources=%s&member_of=%s&limit=1%s'
+                 % (self.REQUEST.replace('=', ':'), self.aggregate,
+                    ''.join('&' + f for f in filters)))
+        count, last = 0, None
+        while True:
+            answer = self.http('GET', '/allocation_candidates?' + query,
+                               version='1.39', expect=200).json()
+            if not answer['allocation_requests']:
+                return count, last
+            last = answer['allocation_requests'][0]['allocations']
+            self.claim(last)
+            count += 1
+
+    def fit_run(self, *options):
+        result = self.run_openstack(
+            ['resource', 'provider', 'capacity', 'list', '--aggregate',
+             self.aggregate, '--fit', self.REQUEST, '-f', 'json']
+            + list(options))
+        self.assertEqual(0, result.code, result.stderr)
+        rows = json.loads(result.stdout)
+        return ({row['uuid']: row['fit'] for row in rows[:-1]},
+                rows[-1]['fit'], result.stderr)
+
+    def test_forbidden_disabled_is_what_nova_can_claim(self):
+        enabled, disabled, flat, disk = self.disabled_cloud()
+        per_tree, total, stderr = self.fit_run('--forbidden', DISABLED)
+        self.assertNotIn('disabled hosts', stderr)
+        # A disabled host whose root supplies is out. The trait is judged
+        # on the providers that supply, as Placement judges it: the NUMA
+        # children of a disabled root, with the shared disk, still pass.
+        self.assertEqual([4, 4, 0], [per_tree[host] for host in disabled])
+        # 4 per NUMA host and the flat one; the shared disk (30 claims)
+        # is the limit, counted once.
+        self.assertEqual(min(4 * 4 + 4, 30), total)
+        count, last = self.nova_claims('required=!' + DISABLED)
+        self.assertEqual(total, count)
+        # One more claim fails: the server refuses the last shape again.
+        self.assertEqual(409, self.claim(last, expect=None).status_code)
+        self.assertEqual(0, self.fit_run('--forbidden', DISABLED)[1])
+
+    def test_without_forbidden_the_disabled_hosts_are_said_to_count(self):
+        enabled, disabled, flat, disk = self.disabled_cloud()
+        self.inventory(disk, DISK_GB=1000)
+        with_disabled = self.fit_run()
+        self.assertIn('counts include disabled hosts: Nova adds '
+                      '!COMPUTE_STATUS_DISABLED; pass --forbidden '
+                      'COMPUTE_STATUS_DISABLED', with_disabled[2])
+        # The flat disabled host: 8 VCPUs, 4 claims of 2, Nova's none.
+        self.assertEqual(4, with_disabled[0][disabled[-1]])
+        without = self.fit_run('--forbidden', DISABLED)
+        self.assertEqual(0, without[0][disabled[-1]])
+        self.assertEqual(with_disabled[1] - 4, without[1])
+        self.assertEqual(without[1],
+                         self.nova_claims('required=!' + DISABLED)[0])
+
+    def test_required_trait_on_the_root_ties_the_classes(self):
+        # The trait is on the root, which supplies nothing itself but the
+        # disk: claims need the root's disk, so the shared disk is no use.
+        host = self.provider('avx')
+        numa = self.provider('avx-numa', parent=host, aggregate=False)
+        self.inventory(numa, VCPU=16, MEMORY_MB=16384)
+        self.inventory(host, DISK_GB=30)
+        self.set_provider_traits(host, ['HW_CPU_X86_AVX2'])
+        disk = self.provider('disk')
+        self.inventory(disk, DISK_GB=1000)
+        self.set_provider_traits(disk, [SHARING])
+        per_tree, total, _ = self.fit_run('--required', 'HW_CPU_X86_AVX2')
+        self.assertEqual(3, per_tree[host])
+        self.assertEqual(3, total)
+        self.assertEqual(3, self.nova_claims('required=HW_CPU_X86_AVX2')[0])
+
+    def test_member_of_keeps_the_trees_in_the_aggregate(self):
+        inside = self.numa_host('inside')
+        other = str(uuid.uuid4())
+        outside = self.provider('outside', aggregate=False)
+        self.set_provider_aggregates(outside, [other])
+        self.inventory(outside, VCPU=8, MEMORY_MB=8192, DISK_GB=100)
+        disk = self.provider('disk')
+        self.inventory(disk, DISK_GB=1000)
+        self.set_provider_traits(disk, [SHARING])
+        rows = self.capacity('--fit', self.REQUEST, '--member-of',
+                             self.aggregate)
+        per_tree = {row['uuid']: row['fit'] for row in rows[:-1]}
+        self.assertEqual(4, per_tree[inside])
+        self.assertNotIn(outside, per_tree)
+        # Forbidding the aggregate leaves the inside tree out.
+        rows = self.capacity('--aggregate', self.aggregate, '--fit',
+                             self.REQUEST, '--member-of', '!' + self.aggregate)
+        self.assertEqual([TOTAL], [row['uuid'] for row in rows])
+
+    def test_in_tree_takes_a_name(self):
+        host = self.numa_host('named')
+        name = self.http('GET', '/resource_providers/' + host,
+                         expect=200).json()['name']
+        disk = self.provider('disk')
+        self.inventory(disk, DISK_GB=1000)
+        self.set_provider_traits(disk, [SHARING])
+        rows = self.capacity('--in-tree', name, '--fit', self.REQUEST)
+        self.assertEqual([(host, 4), (TOTAL, 4)],
+                         [(row['uuid'], row['fit']) for row in rows])
+        self.assertCommandFails(
+            ['resource', 'provider', 'capacity', 'list', '--in-tree',
+             'no-such-host', '--fit', self.REQUEST],
+            "No resource provider with a name or UUID of 'no-such-host' "
+            "exists.")
+
+
+class RowFilterTests(CapacityTestCase):
+    """Without --fit, --forbidden and --member-of filter the providers."""
+
+    def test_forbidden_and_member_of(self):
+        plain = self.provider('plain')
+        marked = self.provider('marked')
+        for rp in (plain, marked):
+            self.inventory(rp, VCPU=8)
+        self.set_provider_traits(marked, ['CUSTOM_FT_MARK'])
+        listed = {row['uuid'] for row in self.capacity(
+            '--member-of', self.aggregate)}
+        self.assertEqual({plain, marked, TOTAL}, listed)
+        listed = {row['uuid'] for row in self.capacity(
+            '--member-of', self.aggregate, '--forbidden', 'CUSTOM_FT_MARK')}
+        self.assertEqual({plain, TOTAL}, listed)

@@ -3,6 +3,7 @@ import logging
 
 from osc_lib import exceptions as osc_exc
 import requests
+import testtools
 
 from osc_placement import http
 from tests.unit import fakes
@@ -246,3 +247,16 @@ class TestWireLog(fakes.TransportTestCase):
         self.addCleanup(setattr, ks_logger, 'propagate', ks_logger.propagate)
         ks_logger.propagate = False
         self.assertFalse(http.wire_log_shown())
+
+
+class TestLeanQuery(testtools.TestCase):
+    """A lean GET's query string is the one requests would send."""
+
+    def test_same_query_as_requests(self):
+        for params in ({'member_of': ['in:a,b', '!c'], 'required': 'X,!Y'},
+                       {'name': 'host 1/ü', 'in_tree': None},
+                       {'resources': 'VCPU:1,MEMORY_MB:512', 'limit': 5},
+                       {}, None):
+            expected = requests.Request(
+                'GET', 'http://h/p', params=params).prepare().url
+            self.assertEqual(expected, 'http://h/p' + http._query(params))
