@@ -315,11 +315,15 @@ class LeanGets:
         except Exception:  # let the session report its auth problems
             return None
         headers.update(target['headers'])
-        path = target['prefix'] + '/' + url.lstrip('/') + _query(params)
+        try:
+            path = _quoted(target['prefix'] + '/' + url.lstrip('/')) \
+                + _query(params)
+        except ValueError:  # text requests would refuse too, or quote
+            return None
         answer = self._send(target, path, headers)
         if answer is None:
-            # Unreachable this way: the session says why, and keeps it.
-            self._target = False
+            # This request failed this way: the session sends it again and
+            # says why if it fails there too.
             return None
         if not 200 <= answer.status_code < 300:
             return None
@@ -343,14 +347,16 @@ class LeanGets:
         a fresh one could send it."""
         import http.client
         for fresh in (False, True):
-            connection = self._connection(target, fresh)
+            connection, reused = self._connection(target, fresh)
             try:
                 connection.request('GET', path, headers=headers)
                 reply = connection.getresponse()
                 body = reply.read()
-            except (http.client.HTTPException, OSError):
+            except (http.client.HTTPException, OSError, ValueError) as exc:
                 connection.close()
-                continue
+                if reused and _stale_connection(exc):
+                    continue
+                return None
             if reply.will_close:
                 connection.close()
             else:
@@ -359,33 +365,52 @@ class LeanGets:
         return None
 
     def _connection(self, target, fresh):
+        """``(connection, reused)``: an idle kept-alive one first."""
         if not fresh:
             try:
-                return self._idle.pop()
+                return self._idle.pop(), True
             except IndexError:
                 pass
-        return target['connect']()
+        return target['connect'](), False
+
+
+def _stale_connection(exc):
+    """True for the ways a kept-alive connection the server closed while
+    it was idle fails: worth one more try on a fresh connection (never a
+    timeout, which the session's own try would only repeat)."""
+    import http.client
+    return isinstance(exc, (http.client.RemoteDisconnected,
+                            ConnectionResetError, BrokenPipeError))
+
+
+def _quoted(path):
+    """The path as requests sends it (percent-encoded where needed)."""
+    import requests.utils
+    quoted = requests.utils.requote_uri(path)
+    quoted.encode('ascii')  # UnicodeEncodeError is a ValueError
+    return quoted
 
 
 def _lean_target(session, ks_filter):
     import functools
     import http.client
     import urllib.parse
-    import urllib.request
 
     endpoint = session.get_endpoint(**ks_filter)
     parts = urllib.parse.urlsplit(endpoint or '')
     if parts.scheme not in ('http', 'https') or not parts.hostname:
         return None
-    if not _plain_transport(getattr(session, 'session', None), endpoint):
+    requests_session = getattr(session, 'session', None)
+    if not _plain_transport(requests_session, endpoint):
         return None
-    if (parts.scheme in urllib.request.getproxies()
-            and not urllib.request.proxy_bypass(parts.hostname)):
+    if _environment_proxy(requests_session, endpoint):
         return None
     options = {'timeout': session.timeout}
     if parts.scheme == 'https':
-        connect = functools.partial(http.client.HTTPSConnection,
-                                    context=_tls_context(session), **options)
+        verify = _verify_as_requests(session, requests_session, endpoint)
+        connect = functools.partial(
+            http.client.HTTPSConnection,
+            context=_tls_context(verify, session.cert), **options)
     else:
         connect = functools.partial(http.client.HTTPConnection, **options)
     headers = dict(getattr(session, 'additional_headers', None) or {})
@@ -409,10 +434,29 @@ def _plain_transport(requests_session, endpoint):
                              ks_session.TCPKeepAliveAdapter)
 
 
-def _tls_context(session):
+def _environment_proxy(requests_session, endpoint):
+    """True when requests would reach ``endpoint`` through a proxy named
+    in the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY)."""
+    import requests.utils
+    if not requests_session.trust_env:
+        return False
+    proxies = requests.utils.get_environ_proxies(endpoint)
+    return bool(requests.utils.select_proxy(endpoint, proxies))
+
+
+def _verify_as_requests(session, requests_session, endpoint):
+    """What requests would verify the server with: the session's setting,
+    or where it says "verify", the CA bundle of the environment
+    (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE) or certifi's."""
+    import requests.certs
+    verify = requests_session.merge_environment_settings(
+        endpoint, {}, None, session.verify, None)['verify']
+    return requests.certs.where() if verify is True else verify
+
+
+def _tls_context(verify, cert):
     import os
     import ssl
-    verify = session.verify
     if verify is False:
         context = ssl._create_unverified_context()
     elif isinstance(verify, str) and os.path.isdir(verify):
@@ -421,7 +465,6 @@ def _tls_context(session):
         context = ssl.create_default_context(cafile=verify)
     else:
         context = ssl.create_default_context()
-    cert = session.cert
     if cert:
         certfile, keyfile = (cert if isinstance(cert, (tuple, list))
                              else (cert, None))

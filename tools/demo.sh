@@ -2,8 +2,9 @@
 # Start the embedded Placement server on SQLite, build a small cloud with
 # the standalone `placement` command, and show the commands this client
 # adds: tree show, capacity list --fit, allocation candidate explain (a
-# host that is not a candidate, then the funnel) and consumer list. Each
-# command is printed before its output; the server is stopped at the end.
+# host that is not a candidate, then the funnel) and consumer list, of a
+# host and of the whole cloud. Each command is printed before its output;
+# the server is stopped at the end.
 #
 #   bash tools/demo.sh
 #
@@ -69,6 +70,11 @@ export OS_AUTH_TYPE=admin_token OS_TOKEN=admin OS_ENDPOINT=$endpoint
 show() {
     echo "\$ placement $*"
     placement "$@"
+}
+# explain exits 3 when no host named is a candidate: the answer, here.
+show_explain() {
+    echo "\$ placement $*"
+    placement "$@" || [ $? -eq 3 ]
 }
 # A set-up step: the command, without its output.
 quietly() {
@@ -147,9 +153,14 @@ echo "# How many more instances of 4 VCPU, 8 GiB and 40 GB fit, per host."
 show resource provider capacity list --fit VCPU=4,MEMORY_MB=8192,DISK_GB=40
 
 echo
+echo "# The same count as Nova would place: disabled hosts left out."
+show resource provider capacity list --fit VCPU=4,MEMORY_MB=8192,DISK_GB=40 \
+    --forbidden COMPUTE_STATUS_DISABLED
+
+echo
 echo "# Why are compute-2, compute-3 and compute-4 not candidates for that"
 echo "# flavor, asked as Nova asks (without disabled hosts)?"
-show allocation candidate explain "${flavor[@]}" \
+show_explain allocation candidate explain "${flavor[@]}" \
     --forbidden COMPUTE_STATUS_DISABLED \
     --resource-provider compute-2 --resource-provider compute-3 \
     --resource-provider compute-4
@@ -162,3 +173,7 @@ show allocation candidate explain "${flavor[@]}" \
 echo
 echo "# Who holds compute-2 (a host that will not empty or delete)."
 show resource provider consumer list compute-2
+
+echo
+echo "# What migrations left behind anywhere in the cloud, no host named."
+show resource provider consumer list --consumer-type migration

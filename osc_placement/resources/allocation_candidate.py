@@ -163,12 +163,18 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
         validate(self, parsed_args, groups, ver)
-        for group in groups.values():
-            if group['in_tree']:
-                group['in_tree'] = common.provider_uuid(self, group['in_tree'])
+        resolve_in_tree(self, groups)
         query = build_query(parsed_args, groups, LOG)
         body = self.get_json(BASE_URL, **query)
         return candidate_table(body, shown_columns(parsed_args, ver))
+
+
+def resolve_in_tree(command, groups):
+    """Each group's --in-tree as the UUID of the provider it names (a
+    name or a UUID)."""
+    for group in groups.values():
+        if group['in_tree']:
+            group['in_tree'] = common.provider_uuid(command, group['in_tree'])
 
 
 def add_options(parser):

@@ -71,19 +71,16 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
 
     The reads need a server that speaks at least {provider_required}.
 
-    Examples:
+    Examples::
 
-    Where does a Nova flavor lose the cloud?
-
-        openstack allocation candidate explain --resource VCPU=4
-        --resource MEMORY_MB=8192 --resource DISK_GB=40
-        --forbidden COMPUTE_STATUS_DISABLED
-
-    Why is compute-7 not a candidate for it?
-
-        openstack allocation candidate explain --resource VCPU=4
-        --resource MEMORY_MB=8192 --resource DISK_GB=40
-        --forbidden COMPUTE_STATUS_DISABLED --resource-provider compute-7
+        # Where does a Nova flavor lose the cloud?
+        openstack allocation candidate explain --resource VCPU=4 \\
+            --resource MEMORY_MB=8192 --resource DISK_GB=40 \\
+            --forbidden COMPUTE_STATUS_DISABLED
+        # Why is compute-7 not a candidate for it?
+        openstack allocation candidate explain --resource VCPU=4 \\
+            --resource MEMORY_MB=8192 --resource DISK_GB=40 \\
+            --forbidden COMPUTE_STATUS_DISABLED --resource-provider compute-7
     """
 
     required_feature = 'allocation_candidates'
@@ -111,6 +108,7 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
         candidates.validate(self, parsed_args, groups, ver)
+        candidates.resolve_in_tree(self, groups)
         self._check_reads_possible(ver)
         query = candidates.build_query(parsed_args, groups, LOG)
         limit = query.pop('limit', None)

@@ -330,12 +330,14 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     Providers are read 10 at a time (two requests each: inventories and
     usages); a progress line is shown on stderr when it is a terminal.
 
-    Examples:
+    Examples::
 
+        # Capacity and use of one host's tree:
         openstack resource provider capacity list --in-tree compute-1
-
-        openstack resource provider capacity list --fit VCPU=4,MEMORY_MB=8192
-        --forbidden COMPUTE_STATUS_DISABLED --member-of <aggregate_uuid>
+        # How many more of a flavor Nova could place in an aggregate:
+        openstack resource provider capacity list \\
+            --fit VCPU=4,MEMORY_MB=8192,DISK_GB=40 \\
+            --forbidden COMPUTE_STATUS_DISABLED --member-of <aggregate_uuid>
     """
 
     def get_parser(self, prog_name):

@@ -258,11 +258,13 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
     lists who holds them, to be removed with ``openstack resource provider
     allocation delete <consumer>`` once the workload is gone or moved.
 
-    Examples: openstack resource provider consumer list --consumer-type
-    migration (the allocations interrupted migrations left anywhere in the
-    cloud); openstack resource provider consumer list --doubled --aggregate
-    <aggregate_uuid> (the consumers holding two compute trees in one
-    aggregate).
+    Examples::
+
+        # What interrupted migrations left anywhere in the cloud:
+        openstack resource provider consumer list --consumer-type migration
+        # Consumers holding two compute trees in one aggregate:
+        openstack resource provider consumer list --doubled \\
+            --aggregate <aggregate_uuid>
     """
 
     def get_parser(self, prog_name):

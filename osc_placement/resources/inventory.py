@@ -260,18 +260,17 @@ class SetInventory(common.PlacementCommand, lister.Lister):
     to set inventory for N of M resource providers." Each provider is
     written with its generation, so a failed one is left as it was.
 
-    Examples:
+    Examples::
 
-    Set one provider's inventory:
-    openstack resource provider inventory set <uuid>
-    --resource VCPU=16 --resource MEMORY_MB=2048
-    --resource MEMORY_MB:step_size=128
-
-    Change the VCPU allocation ratio of every host in an aggregate:
-    openstack resource provider inventory set <aggregate> --aggregate
-    --amend --resource VCPU:allocation_ratio=4.0 --dry-run
-    openstack resource provider inventory set <aggregate> --aggregate
-    --amend --resource VCPU:allocation_ratio=4.0
+        # Set one provider's inventory:
+        openstack resource provider inventory set <name or uuid> \\
+            --resource VCPU=16 --resource MEMORY_MB=2048 \\
+            --resource MEMORY_MB:step_size=128
+        # Change the VCPU allocation ratio of every host in an aggregate:
+        openstack resource provider inventory set <aggregate> --aggregate \\
+            --amend --resource VCPU:allocation_ratio=4.0 --dry-run
+        openstack resource provider inventory set <aggregate> --aggregate \\
+            --amend --resource VCPU:allocation_ratio=4.0
     """
 
     def get_parser(self, prog_name):

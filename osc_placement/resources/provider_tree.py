@@ -114,6 +114,13 @@ class ShowTree(common.PlacementCommand, lister.Lister):
 
     This command requires at least
     ``--os-placement-api-version {nested_providers}``.
+
+    Examples::
+
+        # A host's NUMA nodes and GPUs, with what each has left:
+        openstack resource provider tree show compute-1
+        # The same tree as one nested object, for a script:
+        openstack resource provider tree show compute-1 -f json
     """
 
     required_feature = 'nested_providers'

@@ -355,17 +355,16 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     This command requires at least --os-placement-api-version {traits}.
 
-    Examples:
+    Examples::
 
-    Tag every host of an aggregate, keeping their other traits:
-    openstack resource provider trait set <aggregate> --aggregate
-    --amend --trait CUSTOM_GOLD
-
-    See what a replace would add and remove, then do it:
-    openstack resource provider trait set <aggregate> --aggregate
-    --trait HW_CPU_X86_AVX2 --dry-run
-    openstack resource provider trait set <aggregate> --aggregate
-    --trait HW_CPU_X86_AVX2 --yes
+        # Tag every host of an aggregate, keeping their other traits:
+        openstack resource provider trait set <aggregate> --aggregate \\
+            --amend --trait CUSTOM_GOLD
+        # See what a replace would add and remove, then do it:
+        openstack resource provider trait set <aggregate> --aggregate \\
+            --trait HW_CPU_X86_AVX2 --dry-run
+        openstack resource provider trait set <aggregate> --aggregate \\
+            --trait HW_CPU_X86_AVX2 --yes
     """
 
     required_feature = 'traits'
@@ -479,14 +478,14 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
 
     This command requires at least --os-placement-api-version {traits}.
 
-    Examples:
+    Examples::
 
-    Put the hosts of an aggregate back into scheduling (a sharing disk
-    in the aggregate is left alone):
-    openstack resource provider trait delete <aggregate> --aggregate
-    --trait COMPUTE_STATUS_DISABLED --dry-run
-    openstack resource provider trait delete <aggregate> --aggregate
-    --trait COMPUTE_STATUS_DISABLED --yes
+        # Put the hosts of an aggregate back into scheduling (a sharing
+        # disk in the aggregate is left alone):
+        openstack resource provider trait delete <aggregate> --aggregate \\
+            --trait COMPUTE_STATUS_DISABLED --dry-run
+        openstack resource provider trait delete <aggregate> --aggregate \\
+            --trait COMPUTE_STATUS_DISABLED --yes
     """
 
     required_feature = 'traits'

@@ -67,6 +67,33 @@ class Result:
         self.code, self.stdout, self.stderr = code, stdout, stderr
 
 
+@contextlib.contextmanager
+def logging_as_found():
+    """Give the logging set-up back as it was before a shell ran.
+
+    A shell configures logging as its process starts (a console handler
+    at the level of --debug or -v). In process, the next shell of the
+    test run would inherit it, and with it log and send as under --debug.
+    """
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)]
+    saved = [(logger, logger.level, list(logger.handlers), logger.propagate,
+              logger.disabled) for logger in loggers]
+    levels = {handler: handler.level for logger in loggers
+              for handler in logger.handlers}
+    try:
+        yield
+    finally:
+        for logger, level, handlers, propagate, disabled in saved:
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+            logger.propagate = propagate
+            logger.disabled = disabled
+        for handler, level in levels.items():
+            handler.setLevel(level)
+
+
 def _in_process_app():
     # Imported here so a client-only run (external URL) needs no server.
     from osc_placement.server import app as app_mod
@@ -217,7 +244,7 @@ class FunctionalTestCase(testtools.TestCase):
         forget_cached_placement_client()
         out, err = io.StringIO(), io.StringIO()
         with fixtures.MonkeyPatch('sys.stdout', out), \
-                fixtures.MonkeyPatch('sys.stderr', err):
+                fixtures.MonkeyPatch('sys.stderr', err), logging_as_found():
             try:
                 code = osc_shell.OpenStackShell().run(base + argv)
             except SystemExit as exit_:
@@ -235,7 +262,7 @@ class FunctionalTestCase(testtools.TestCase):
             base += ['--os-placement-api-version', chosen]
         out, err = io.StringIO(), io.StringIO()
         with fixtures.MonkeyPatch('sys.stdout', out), \
-                fixtures.MonkeyPatch('sys.stderr', err):
+                fixtures.MonkeyPatch('sys.stderr', err), logging_as_found():
             try:
                 code = placement_shell.PlacementShell().run(base + argv)
             except SystemExit as exit_:

@@ -242,13 +242,15 @@ class ExplainTests(base.FunctionalTestCase):
     def test_in_tree(self):
         first = self.host(VCPU={'total': 4})
         second = self.host(VCPU={'total': 4})
-        rows = self.assertVerdicts(
-            ['--resource', 'VCPU=1', '--in-tree', first['uuid']],
-            {first['name']: [first['uuid']],
-             second['name']: [second['uuid']]})
-        self.assertEqual([(second['name'], '(unnamed)', 'in_tree'),
-                          ('', '(unnamed)', 'class takers')],
-                         self.failed(rows, second['name']))
+        # The provider of --in-tree by UUID or by name, as everywhere.
+        for named in (first['uuid'], first['name']):
+            rows = self.assertVerdicts(
+                ['--resource', 'VCPU=1', '--in-tree', named],
+                {first['name']: [first['uuid']],
+                 second['name']: [second['uuid']]})
+            self.assertEqual([(second['name'], '(unnamed)', 'in_tree'),
+                              ('', '(unnamed)', 'class takers')],
+                             self.failed(rows, second['name']))
 
     def test_all_checks_lists_passes(self):
         host = self.host(VCPU={'total': 4})

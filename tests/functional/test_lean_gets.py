@@ -69,3 +69,11 @@ class LeanGetsTests(base.FunctionalTestCase):
         self.assertCommandFails(
             ['resource', 'provider', 'inventory', 'list', missing],
             'No resource provider with uuid %s found' % missing)
+
+    def test_a_name_beyond_ascii_gets_the_server_answer(self):
+        """requests quotes such a path; so must the lean way."""
+        self.assertCommandFails(['trait', 'show', 'CUSTOM_\u00c9'],
+                                'No such trait')
+        # PATH_INFO holds the bytes sent, as WSGI says: latin-1 text.
+        sent = '/traits/CUSTOM_\u00c9'.encode('utf-8').decode('latin-1')
+        self.assertIn(('GET', sent), self.received)

@@ -1,6 +1,8 @@
 import io
 import logging
 
+import fixtures
+
 from osc_lib import exceptions as osc_exc
 import requests
 import testtools
@@ -260,3 +262,53 @@ class TestLeanQuery(testtools.TestCase):
             expected = requests.Request(
                 'GET', 'http://h/p', params=params).prepare().url
             self.assertEqual(expected, 'http://h/p' + http._query(params))
+
+
+class TestLeanTransportChoices(testtools.TestCase):
+    """The lean GETs reach the server as requests would, or not at all."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ('HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY',
+                     'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy',
+                     'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'):
+            self.useFixture(fixtures.EnvironmentVariable(name))
+
+    def test_all_proxy_sends_requests_through_the_session(self):
+        endpoint = 'http://placement.example:8778'
+        self.assertFalse(http._environment_proxy(requests.Session(),
+                                                 endpoint))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'ALL_PROXY', 'http://proxy.example:3128'))
+        self.assertTrue(http._environment_proxy(requests.Session(),
+                                                endpoint))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'NO_PROXY', 'placement.example'))
+        self.assertFalse(http._environment_proxy(requests.Session(),
+                                                 endpoint))
+
+    def test_the_environment_ca_bundle_as_requests_reads_it(self):
+        import requests.certs
+        ks_session = session_verifying(verify=True)
+        endpoint = 'https://placement.example'
+        self.assertEqual(requests.certs.where(), http._verify_as_requests(
+            ks_session, requests.Session(), endpoint))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'REQUESTS_CA_BUNDLE', '/etc/site-ca.pem'))
+        self.assertEqual('/etc/site-ca.pem', http._verify_as_requests(
+            ks_session, requests.Session(), endpoint))
+        self.assertFalse(http._verify_as_requests(
+            session_verifying(verify=False), requests.Session(), endpoint))
+
+    def test_paths_quoted_as_requests_quotes_them(self):
+        self.assertEqual('/traits/CUSTOM_%C3%89',
+                         http._quoted('/traits/CUSTOM_\u00c9'))
+        self.assertEqual('/resource_classes/A%20B',
+                         http._quoted('/resource_classes/A B'))
+
+
+def session_verifying(verify):
+    """The one attribute _verify_as_requests reads of a keystoneauth1
+    session."""
+    import types
+    return types.SimpleNamespace(verify=verify)
