@@ -269,13 +269,7 @@ def read_plans(command, members, edit):
 
 
 def read_retrying(edit, uuid):
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            return edit.read(uuid)
-        except Exception as exc:
-            if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
-                raise
-            common.back_off(exc, attempt)
+    return common.retry_server_errors(edit.read, uuid, attempts=MAX_ATTEMPTS)
 
 
 def leave_sharing_alone(command, aggregate, members):

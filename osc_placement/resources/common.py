@@ -297,6 +297,19 @@ def error_code(exc):
     return _error_code(getattr(exc, '__cause__', None))
 
 
+def retry_server_errors(func, *args, attempts):
+    """``func(*args)``, called again after a server error (with back-off)
+    up to ``attempts`` times in all: one failed request of thousands
+    should not fail a whole read."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return func(*args)
+        except Exception as exc:
+            if attempt == attempts or not is_server_error(exc):
+                raise
+            back_off(exc, attempt)
+
+
 def _error_code(cause):
     try:
         return cause.response.json()['errors'][0].get('code')

@@ -9,7 +9,6 @@ resources on two compute hosts at once.
 
 import difflib
 import re
-import uuid as uuid_lib
 
 from cliff import lister
 from osc_lib import exceptions
@@ -343,13 +342,11 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         elif parsed_args.tree:
             raise exceptions.CommandError(
                 '--tree needs a provider: the tree of which provider?')
-        if parsed_args.aggregate:
-            try:
-                uuid_lib.UUID(parsed_args.aggregate)
-            except ValueError:
-                raise exceptions.CommandError(
-                    "Invalid aggregate '%s': --aggregate takes the UUID "
-                    "of an aggregate." % parsed_args.aggregate)
+        if parsed_args.aggregate and not common.is_uuid(
+                parsed_args.aggregate):
+            raise exceptions.CommandError(
+                "Invalid aggregate '%s': --aggregate takes the UUID of an "
+                "aggregate." % parsed_args.aggregate)
 
     def _say(self, text):
         self.app.stderr.write(text + '\n')

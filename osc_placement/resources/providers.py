@@ -101,15 +101,8 @@ def _get_retrying(get_json, url, member):
 
 
 def get_retrying(get_json, url):
-    """``get_json(url)``, sent again after a server error (with back-off):
-    one failed request of thousands should not fail a whole read."""
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            return get_json(url)
-        except Exception as exc:
-            if attempt == MAX_ATTEMPTS or not common.is_server_error(exc):
-                raise
-            common.back_off(exc, attempt)
+    """``get_json(url)``, sent again after a server error."""
+    return common.retry_server_errors(get_json, url, attempts=MAX_ATTEMPTS)
 
 
 def aggregates_of(get_json, uuid):
