@@ -462,12 +462,29 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
 
     def _read_providers(self, uuids):
         """{uuid: (inventories, usages)}, read concurrently; a provider
-        deleted meanwhile is left out."""
+        deleted meanwhile is left out. The usages of many providers come
+        from allocation candidates' summaries where those cover them."""
+        inventories = self._read_part(uuids, 'inventories')
+        usages = self._summary_usages(inventories)
+        usages.update(self._read_part(
+            [uuid for uuid in inventories if uuid not in usages], 'usages'))
+        return {uuid: (inventories[uuid], usages[uuid])
+                for uuid in inventories if uuid in usages}
+
+    def _read_part(self, uuids, part):
         read = providers.read_parts(
-            self.get_json, uuids, ('inventories', 'usages'),
-            common.StderrProgress('Reading providers'), skip_missing=True)
-        return {uuid: (parts['inventories'], parts['usages'])
-                for uuid, parts in read.items()}
+            self.get_json, uuids, (part,),
+            common.StderrProgress('Reading %s' % part), skip_missing=True)
+        return {uuid: parts[part] for uuid, parts in read.items()}
+
+    def _summary_usages(self, inventories):
+        if len(inventories) < providers.SUMMARIES_FROM or not (
+                self.supports_feature('nested_candidates')):
+            return {}
+        return providers.usages_from_summaries(
+            lambda resources: self.get_json(providers.CANDIDATES_URL,
+                                            resources=resources),
+            inventories)
 
     # Capacity rows
 

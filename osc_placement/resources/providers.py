@@ -6,6 +6,8 @@ or a whole cloud (``tree show``, ``capacity list``, ``allocation candidate
 explain``) read them provider by provider, concurrently, here.
 """
 
+import collections
+
 from osc_lib import exceptions
 
 from osc_placement.resources import common
@@ -94,6 +96,50 @@ def read_parts(get_json, uuids, parts=ALL_PARTS, progress=None,
             continue
         read[uuid] = results_or_raise([result])[0]
     return read
+
+
+# --- Usages from allocation candidates' provider summaries.
+
+CANDIDATES_URL = '/allocation_candidates'
+# Below this many providers the per-provider reads are cheaper than a
+# whole-cloud candidates request.
+SUMMARIES_FROM = 200
+
+
+def usages_from_summaries(get_candidates, inventories):
+    """``{uuid: usages}`` for the providers of ``inventories`` ({uuid:
+    inventories}) that allocation candidates' provider summaries cover.
+
+    Placement has no request for the usages of many providers; but from
+    nested candidates on, the summaries of ``GET /allocation_candidates``
+    carry the usage of every class of every provider in the trees it
+    answers with. One request per class (``resources=CLASS:1``), most
+    common first, covers every tree with room for one unit of it; a
+    provider whose summary does not name exactly the classes its
+    inventories have is left to be read on its own, as is any provider no
+    answer covers (a full tree, a class whose min_unit is above one).
+    ``get_candidates(resources)`` sends one request.
+    """
+    found = {}
+    for rc in _classes_by_frequency(inventories):
+        wanting = [uuid for uuid in inventories
+                   if uuid not in found and rc in inventories[uuid]]
+        if not wanting:
+            continue
+        summaries = get_candidates('%s:1' % rc)['provider_summaries']
+        for uuid in wanting:
+            summary = summaries.get(uuid)
+            if summary and set(summary['resources']) == set(
+                    inventories[uuid]):
+                found[uuid] = {rc_: value['used'] for rc_, value
+                               in summary['resources'].items()}
+    return found
+
+
+def _classes_by_frequency(inventories):
+    counts = collections.Counter(
+        rc for inventory in inventories.values() for rc in inventory)
+    return [rc for rc, _ in counts.most_common()]
 
 
 def _get_retrying(get_json, url, member):

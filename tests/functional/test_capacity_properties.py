@@ -15,6 +15,7 @@ import uuid
 import hypothesis
 from hypothesis import strategies as st
 
+from tests.functional import base
 from tests.functional import test_capacity
 from tests.unit.server import test_candidate_properties as props
 
@@ -26,7 +27,8 @@ REQUEST = st.dictionaries(st.sampled_from(props.CLASSES),
                           st.sampled_from([1, 1, 2, 3]), min_size=1)
 
 
-class FitPropertyTests(test_capacity.CapacityTestCase):
+class RandomClouds:
+    """Builds the candidate property tests' random clouds on the server."""
 
     def build(self, cloud):
         """The cloud on the server, with fresh uuids: {old: new}."""
@@ -58,6 +60,9 @@ class FitPropertyTests(test_capacity.CapacityTestCase):
                           'step_size', 'allocation_ratio'), fields))
             for rc, fields in inventory.items()})
 
+
+class FitPropertyTests(RandomClouds, test_capacity.CapacityTestCase):
+
     def served_by(self, cloud, new, root):
         """The new uuids of a tree's providers and of the sharing
         providers that serve it."""
@@ -81,3 +86,34 @@ class FitPropertyTests(test_capacity.CapacityTestCase):
         self.assertEqual(new[root], rows[0]['uuid'])
         self.assertClaimsFit(shape, self.served_by(cloud, new, root),
                              rows[0]['fit'])
+
+
+class UsagesFromSummariesTests(RandomClouds,
+                               test_capacity.CapacityTestCase):
+    """Usages read from allocation candidates' summaries are the ones
+    each provider's own usages request gives."""
+
+    def rows(self, summaries_from):
+        with base.fixtures.MonkeyPatch(
+                'osc_placement.resources.providers.SUMMARIES_FROM',
+                summaries_from):
+            return self.in_aggregate()
+
+    @hypothesis.given(cloud=props.clouds(roots_first=True))
+    @hypothesis.settings(SETTINGS, max_examples=10)
+    def test_same_rows_either_way(self, cloud):
+        new = self.build(cloud)
+        for rp in new.values():
+            aggregates = self.http(
+                'GET', '/resource_providers/%s/aggregates' % rp,
+                expect=200).json()['aggregates']
+            self.set_provider_aggregates(rp, aggregates + [self.aggregate])
+        asked = []
+        self.hook_server(lambda environ: asked.append(
+            environ['PATH_INFO']))
+        one_by_one = self.rows(summaries_from=10 ** 9)
+        self.assertNotIn('/allocation_candidates', asked)
+        del asked[:]
+        summarised = self.rows(summaries_from=0)
+        self.assertIn('/allocation_candidates', asked)
+        self.assertEqual(one_by_one, summarised)
