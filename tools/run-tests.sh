@@ -71,8 +71,10 @@ run_counted() {
     echo "=== $label"
     local log
     log=$(mktemp)
+    # No "|| true" here: it would replace PIPESTATUS with its own, and a
+    # command that failed before printing a summary would count as passed.
     "$@" 2>&1 | tee "$log" \
-        | grep -E '^(FAIL|ERROR)|^ - (Passed|Failed|Skipped)|^Ran |Traceback' || true
+        | grep -E '^(FAIL|ERROR)|^ - (Passed|Failed|Skipped)|^Ran |Traceback'
     local status=${PIPESTATUS[0]}
     local p f s
     p=$(sed -n 's/^ - Passed: \([0-9]*\).*/\1/p' "$log" | tail -1)
@@ -151,7 +153,7 @@ run_compat() {
 # promise, checked on every run.
 run_upstream_client() {
     run_counted "upstream osc-placement functional suite, our client" \
-        "$top/tools/upstream-client-functional.sh"
+        bash "$top/tools/upstream-client-functional.sh"
 }
 
 suites=${*:-lint docs unit packaging server functional compat upstream-client}
