@@ -287,13 +287,13 @@ class LeanGets:
     renewed), and the request goes out on an idle connection of a small
     pool.
 
-    Only the plain, successful case goes this way. ``get`` returns None,
-    and the caller sends the request through the session instead, when
-    the wire log is shown (``--debug``), when a proxy applies, when the
-    endpoint or auth headers cannot be had, on any status but 2xx (so
-    errors, their texts and request ids, re-authentication after a 401
-    and the server's redirects stay the session's), and when a fresh
-    connection fails.
+    ``get`` returns None, and the caller sends the request through the
+    session instead, when the wire log is shown (``--debug``), when a
+    proxy applies, when the endpoint or auth headers cannot be had, on a
+    401 or a redirect (re-authentication and redirects stay the
+    session's), and when a connection fails. Any other error status
+    raises what the session's path raises for it, with the same text and
+    request id.
     """
 
     def __init__(self, session, ks_filter):
@@ -325,10 +325,17 @@ class LeanGets:
             # This request failed this way: the session sends it again and
             # says why if it fails there too.
             return None
-        if not 200 <= answer.status_code < 300:
-            return None
         answer.url = target['base'] + path
-        return answer
+        if 200 <= answer.status_code < 300:
+            return answer
+        if answer.status_code == 401 or answer.status_code < 400:
+            # Re-authentication and redirects are the session's to do.
+            return None
+        # The error the session would raise, without sending the request
+        # a second time (a failed write-free GET is still seen twice in a
+        # server's log otherwise, and a 5xx is not retried by the session).
+        error = ks_exc.from_response(answer, 'GET', answer.url)
+        raise http_error_to_exception(error) from error
 
     def _resolved(self):
         """What every request needs, worked out once: False when the
