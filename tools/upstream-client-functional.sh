@@ -54,6 +54,11 @@ export PATH="$venv/bin:$PATH"
 # without confirming and read upstream's dry-run rows; our client asks
 # first and shows each change unless told to behave as upstream's.
 export OSC_PLACEMENT_BULK_EDITS=upstream
+# One request at a time, as upstream's client sends them: upstream's
+# PlacementFixture serves an in-memory SQLite database in the calling
+# thread, and concurrent writes from our client's threads can undo each
+# other there (a lost inventory update, seen once in CI).
+export OSC_PLACEMENT_CONCURRENCY=1
 cd "$work/run"
 "$venv/bin/stestr" --test-path ./upstream_client_tests/functional \
     --top-dir ./ run "$@"

@@ -325,9 +325,26 @@ def _error_code(cause):
 # a thread beyond that opens a connection per request, and urllib3 warns
 # "Connection pool is full" on stderr for each.
 WORKERS = 10
+# Fewer, for a server that cannot take concurrent requests (1: one at a
+# time); more is refused, for the reason above.
+CONCURRENCY_ENV = 'OSC_PLACEMENT_CONCURRENCY'
 
 
-def run_concurrently(func, items, workers=WORKERS, progress=None):
+def concurrency():
+    """The requests a command may have in flight at once."""
+    import os
+    value = os.environ.get(CONCURRENCY_ENV, '').strip()
+    if not value:
+        return WORKERS
+    if not value.isdigit() or not 1 <= int(value) <= WORKERS:
+        from osc_lib import exceptions
+        raise exceptions.CommandError(
+            '%s must be a whole number from 1 to %d; got %r.'
+            % (CONCURRENCY_ENV, WORKERS, value))
+    return int(value)
+
+
+def run_concurrently(func, items, workers=None, progress=None):
     """``[func(item) for item in items]``, run on a bounded thread pool.
 
     Results (or the exception each call raised) come back in the order of
@@ -341,8 +358,8 @@ def run_concurrently(func, items, workers=WORKERS, progress=None):
     results = [None] * len(items)
     if not items:
         return results
-    with futures.ThreadPoolExecutor(max_workers=min(workers, len(items))) \
-            as pool:
+    workers = min(workers or concurrency(), len(items))
+    with futures.ThreadPoolExecutor(max_workers=workers) as pool:
         pending = {pool.submit(_outcome, func, item): index
                    for index, item in enumerate(items)}
         for done, future in enumerate(futures.as_completed(pending), 1):

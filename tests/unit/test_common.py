@@ -154,3 +154,39 @@ class TestOutputToAFlushingStream(commands.CommandTestCase):
         self.assertFalse(common.flushes_often(stream))
         self.assertTrue(common.flushes_often(
             io.TextIOWrapper(CountingRaw(), write_through=True)))
+
+
+class TestConcurrency(testtools.TestCase):
+    """OSC_PLACEMENT_CONCURRENCY bounds the requests in flight."""
+
+    def in_flight(self, value):
+        import threading
+        import time
+        self.useFixture(fixtures.EnvironmentVariable(
+            common.CONCURRENCY_ENV, value))
+        lock = threading.Lock()
+        state = {'now': 0, 'most': 0}
+
+        def call(item):
+            with lock:
+                state['now'] += 1
+                state['most'] = max(state['most'], state['now'])
+            time.sleep(0.01)
+            with lock:
+                state['now'] -= 1
+            return item
+
+        self.assertEqual(list(range(30)),
+                         common.run_concurrently(call, range(30)))
+        return state['most']
+
+    def test_one_at_a_time(self):
+        self.assertEqual(1, self.in_flight('1'))
+
+    def test_default_and_bounds(self):
+        self.assertLessEqual(self.in_flight(None), common.WORKERS)
+        self.assertGreater(self.in_flight(None), 1)
+        for bad in ('0', '11', 'many'):
+            self.useFixture(fixtures.EnvironmentVariable(
+                common.CONCURRENCY_ENV, bad))
+            self.assertRaises(Exception, common.concurrency)
