@@ -25,7 +25,9 @@ upstream Placement 16.0.0 on the same database (gunicorn,
 it too, each server in turn, and prints the ratio of the medians
 (upstream's over ours). The commands only read, so the two servers share
 the database. ``--baseline-tree DIR`` also times the client of another
-checkout (``git archive``), against our server. The sides run in turn,
+checkout (``git archive``), against our server; ``--also-threads N`` also
+times a second server of ours with N threads per worker (``--threads``
+sets the first's). The sides run in turn,
 run by run, so that a busy machine weighs on each alike.
 """
 
@@ -69,6 +71,12 @@ def parse_args(argv):
                         help='time only this family of shapes')
     parser.add_argument('--workers', type=int, default=1,
                         help='server worker processes (default 1)')
+    parser.add_argument('--threads', type=int,
+                        help="threads per server worker (default: the "
+                             "server's)")
+    parser.add_argument('--also-threads', type=int,
+                        help='also time a second server of ours with this '
+                             'many threads per worker, on the same database')
     parser.add_argument('--openstack', default=_default_openstack())
     parser.add_argument('--upstream-venv',
                         help='also time upstream Placement 16.0.0 from this '
@@ -235,16 +243,18 @@ def main(argv=None):
     args = parse_args(argv)
     servers = []
     url = args.url
-    if args.upstream_venv and not args.database_connection:
-        raise SystemExit('--upstream-venv needs --database-connection')
+    for option in ('upstream_venv', 'also_threads'):
+        if getattr(args, option) and not args.database_connection:
+            raise SystemExit('--%s needs --database-connection'
+                             % option.replace('_', '-'))
     try:
         if not url:
             if not args.database_connection:
                 raise SystemExit('give --database-connection or --url')
             if not args.no_populate:
                 populate(args)
-            server, url = local_server.start(args.database_connection,
-                                             args.workers)
+            server, url = local_server.start(
+                args.database_connection, args.workers, threads=args.threads)
             servers.append(server)
         upstream_url = None
         if args.upstream_venv:
@@ -257,12 +267,19 @@ def main(argv=None):
                                ours_pid)
         if upstream_url:
             sides['upstream'] = (upstream_url, None, servers[-1].pid)
+        if args.also_threads:
+            other, other_url = local_server.start(
+                args.database_connection, args.workers,
+                threads=args.also_threads)
+            servers.append(other)
+            sides['%d threads' % args.also_threads] = (other_url, None,
+                                                       other.pid)
         for name, options in shapes(args):
             figures = measure(args, sides, options)
             for side, figure in figures.items():
                 report(name, side, figure, args.runs)
-            for other in ('before', 'upstream'):
-                if other in figures:
+            for other in figures:
+                if other != 'ours':
                     print('%-32s %-8s %.2fx the median of ours'
                           % (name, other, figures[other][0]
                              / figures['ours'][0]), flush=True)
