@@ -330,6 +330,13 @@ class TestAccess(MetricsTestCase):
                              (error['title'], error['code']))
             self.assertTrue(error['request_id'].startswith('req-'))
 
+    def test_keystone_lets_it_pass(self):
+        conf = conf_mod.make_conf(fixtures._state['url'],
+                                  sync_on_startup=False,
+                                  auth_strategy='keystone')
+        app = app_mod.make_app(conf, db=self.db)
+        self.assertEqual(200, scrape(app).status_int)
+
     def test_a_range_that_leaves_loopback_out(self):
         app = self.make_app(allowed_source_ranges=['192.0.2.0/24'])
         self.assertEqual(403, scrape(app, '127.0.0.1').status_int)
