@@ -55,10 +55,14 @@ def _metrics_directory(conf):
         return
     from osc_placement.server import metrics
     path = metrics.own_directory()
+    master = os.getpid()
     try:
         yield
     finally:
-        metrics.remove_directory(path)
+        # gunicorn's workers are forked inside this block and leave it
+        # too when they exit: only the master removes the directory.
+        if os.getpid() == master:
+            metrics.remove_directory(path)
 
 
 def worker_app(conf):
