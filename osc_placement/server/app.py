@@ -1,7 +1,8 @@
 """The WSGI application factory and its middleware, in upstream's order.
 
-request id -> proxy headers -> [CORS] -> auth (noauth2 | keystone) ->
-context -> fault wrapper -> microversion -> router -> handler.
+request id -> [metrics: /metrics, timing] -> proxy headers -> [CORS] ->
+auth (noauth2 | keystone) -> context -> fault wrapper -> microversion ->
+router -> handler.
 """
 
 import http
@@ -17,6 +18,7 @@ from oslo_middleware import request_id as request_id_mod
 
 from osc_placement.server import errors
 from osc_placement.server import http_api
+from osc_placement.server import metrics
 from osc_placement.server import microversion
 from osc_placement.server import policy
 from osc_placement.server import routes
@@ -74,26 +76,33 @@ class Router:
         for template, steps in table:
             methods = {method: routes.chained(method_steps)
                        for method, method_steps in steps.items()}
+            # The root's two spellings are one route in the metrics.
+            route = (methods, template or '/')
             if '{' in template:
                 regex = re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', template)
-                self._patterns.append((re.compile(regex + '$'), methods))
+                self._patterns.append((re.compile(regex + '$'), route))
             else:
-                self._static[template] = methods
+                self._static[template] = route
 
     def match(self, path):
-        """(methods, url_vars), or (None, None) for an unknown path."""
-        methods = self._static.get(path)
-        if methods is not None:
-            return methods, {}
-        for regex, methods in self._patterns:
+        """(methods, url_vars, template), or (None, None, None) for an
+        unknown path."""
+        route = self._static.get(path)
+        if route is not None:
+            return route[0], {}, route[1]
+        for regex, route in self._patterns:
             found = regex.match(path)
             if found:
-                return methods, found.groupdict()
-        return None, None
+                return route[0], found.groupdict(), route[1]
+        return None, None, None
 
     def allowed(self, path):
-        methods, _ = self.match(path)
+        methods, _, _ = self.match(path)
         return list(methods or ())
+
+    def template_of(self, path):
+        """The route template ``path`` matches, or None."""
+        return self.match(path)[2]
 
 
 def _raised(err):
@@ -147,6 +156,10 @@ class PlacementApp:
         self.db = db
         self.enforcer = enforcer
         self.router = Router(routes.ROUTES)
+        # What handlers count besides the request (candidates); None
+        # with [metrics] enabled = false.
+        self.metrics = (metrics.instruments() if conf.metrics.enabled
+                        else None)
 
     def authorize(self, context, name, target=None):
         policy.authorize(self.enforcer, context, name, target)
@@ -180,9 +193,10 @@ class PlacementApp:
             req.environ.get(microversion.ENVIRON_HEADER))
         self._check_body_headers(req)
         http_api.check_request_text(req)
-        methods, url_vars = self.router.match(req.path_info)
+        methods, url_vars, template = self.router.match(req.path_info)
         if methods is None:
             raise http_api.not_found()
+        req.environ[metrics.ROUTE_ENVIRON] = template
         handler = methods.get(req.method)
         if handler is None:
             raise errors.method_not_allowed(req.method, list(methods))
@@ -207,6 +221,8 @@ class PlacementApp:
     def _error(req, err):
         """The error in the representation the client accepts."""
         headers = list(err.headers.items())
+        if err.status == 409:
+            req.environ[metrics.CONFLICT_CODE_ENVIRON] = err.code
         kind = errors.representation(req.environ)
         if req.method == 'HEAD':
             # WebOb answers HEAD with the bare error: no body, its
@@ -416,12 +432,15 @@ def init_database(conf):
 def make_app(conf, db=None):
     """The Placement WSGI application for a ConfigOpts (see conf.py)."""
     db = db or init_database(conf)
-    app = PlacementApp(conf, db, policy.make_enforcer(conf))
+    placement = PlacementApp(conf, db, policy.make_enforcer(conf))
     if conf.api.auth_strategy == 'noauth2':
-        app = noauth_middleware(app)
+        app = noauth_middleware(placement)
     else:
-        app = keystone_middleware(app, conf)
+        app = keystone_middleware(placement, conf)
     app = _cors(app, conf)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    # Outside authentication: /metrics needs no token, and a 401 is a
+    # request too.
+    app = metrics.measured(app, conf, db, placement.router.template_of)
     return request_id_middleware(app)

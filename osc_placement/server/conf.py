@@ -140,6 +140,28 @@ SERVER_OPTS = [
                 help='Allow noauth2 on an address other than loopback.'),
 ]
 
+# This server's own: GET /metrics (Prometheus), see metrics.py.
+METRICS_OPTS = [
+    cfg.BoolOpt('enabled', default=True,
+                help='Serve GET /metrics in Prometheus\' text format. '
+                     'Off, /metrics is an unknown path (404) and requests '
+                     'are not measured.'),
+    cfg.BoolOpt('per_provider', default=True,
+                help='Publish the capacity series of every provider and '
+                     'resource class (openstack_placement_resource_*): '
+                     'four series per inventory. Turn off in very large '
+                     'clouds; the cloud totals stay.'),
+    cfg.BoolOpt('per_aggregate', default=True,
+                help='Publish capacity and usage per aggregate and '
+                     'resource class.'),
+    cfg.ListOpt('allowed_source_ranges',
+                default=['127.0.0.0/8', '::1/128'],
+                help='Networks (CIDR) whose clients may read /metrics, '
+                     'which needs no token; others get 403. The address '
+                     'checked is the peer of the connection: behind a '
+                     'proxy, the proxy\'s.'),
+]
+
 # Upstream's CORS defaults (placement.wsgi._set_middleware_defaults).
 CORS_DEFAULTS = {
     'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
@@ -158,6 +180,7 @@ OWN_GROUPS = (
     ('placement_database', DATABASE_OPTS),
     ('workarounds', WORKAROUND_OPTS),
     ('server', SERVER_OPTS),
+    ('metrics', METRICS_OPTS),
 )
 
 

@@ -9,6 +9,7 @@ scheduler's claim loop (``limit=10`` candidates, then ``PUT
 gunicorn about 1 ms more server CPU.
 """
 
+import contextlib
 import functools
 import gc
 import logging
@@ -34,10 +35,34 @@ def serve(conf):
     """Serve until stopped (SIGINT or SIGTERM); ``[server] http_server``
     picks the server."""
     _require_a_free_address(conf.server.host, conf.server.port)
-    if conf.server.http_server == GUNICORN:
-        _serve_gunicorn(conf)
-    else:
-        _serve_granian(conf)
+    with _metrics_directory(conf):
+        if conf.server.http_server == GUNICORN:
+            _serve_gunicorn(conf)
+        else:
+            _serve_granian(conf)
+
+
+@contextlib.contextmanager
+def _metrics_directory(conf):
+    """A private directory for the workers' metric files (prometheus_
+    client's multi-process mode), made before any worker starts and
+    removed when the server stops: its counters start from zero with the
+    server, and no other server's files mix in. Set in the environment
+    before prometheus_client is first imported, which reads it then;
+    workers inherit it."""
+    if not conf.metrics.enabled:
+        yield
+        return
+    from osc_placement.server import metrics
+    path = metrics.own_directory()
+    master = os.getpid()
+    try:
+        yield
+    finally:
+        # gunicorn's workers are forked inside this block and leave it
+        # too when they exit: only the master removes the directory.
+        if os.getpid() == master:
+            metrics.remove_directory(path)
 
 
 def worker_app(conf):
@@ -128,10 +153,20 @@ def _serve_granian(conf):
             raise
         LOG.error('granian stopped after its workers kept dying (%.0f s '
                   'after it started); starting the server again', served)
+        _remove_metrics_directory()
         # A new process image under the same pid, so that a service
         # manager still sees it: no thread, handler or socket of the
         # master that ended survives.
         os.execv(sys.executable, sys.orig_argv)
+
+
+def _remove_metrics_directory():
+    """Before the process image is replaced: the new one makes its own
+    directory, and no ``finally`` runs."""
+    from osc_placement.server import metrics
+    path = os.environ.get(metrics.MULTIPROC_ENV)
+    if path:
+        metrics.remove_directory(path)
 
 
 def _note_stop_signals(master):
@@ -222,6 +257,8 @@ def _serve_gunicorn(conf):
                 'graceful_timeout': GRACEFUL_SECONDS,
                 'proc_name': 'placement-server',
             }
+            if conf.metrics.enabled:
+                settings['child_exit'] = _gunicorn_worker_exited
             # gunicorn >= 25 opens a control socket at a fixed per-user
             # path; several servers on one host would fight over it.
             if 'control_socket_disable' in self.cfg.settings:
@@ -234,3 +271,9 @@ def _serve_gunicorn(conf):
             return worker_app(conf)
 
     PlacementServer().run()
+
+
+def _gunicorn_worker_exited(server, worker):
+    """gunicorn's child_exit hook: a dead worker's live gauges go."""
+    from osc_placement.server import metrics
+    metrics.mark_process_dead(worker.pid)

@@ -12,6 +12,10 @@ why). oslo.log is set up from the same file.
 
 The application is built when this module is first imported, once per
 worker process (after the fork when the server preloads nothing).
+
+With several worker processes, set ``PROMETHEUS_MULTIPROC_DIR`` in the
+server's environment to an empty directory of the service's own, so that
+GET /metrics sums the processes' counts (see the deployment guide).
 """
 
 import logging

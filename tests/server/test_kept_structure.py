@@ -313,7 +313,7 @@ class TestRememberedAnswersBounds(testtools.TestCase):
     def remember(self, index, written, usage=None):
         self.answers.remember(self.requests[index], self.OPTIONS,
                               self.usage if usage is None else usage,
-                              written, False)
+                              written, 1)
 
     def recalled(self):
         return [index for index, request in enumerate(self.requests)
@@ -344,7 +344,7 @@ class TestRememberedAnswersBounds(testtools.TestCase):
         changed = {'changed': 1}
         self.remember(2, b'22', usage=changed)
         self.assertEqual(2, self.answers._bytes)  # 1 went at once
-        self.assertEqual((b'22', False), self.answers.recall(
+        self.assertEqual((b'22', 1), self.answers.recall(
             self.requests[2], self.OPTIONS, changed))
 
     def test_only_for_the_options_it_was_found_with(self):

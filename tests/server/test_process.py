@@ -6,6 +6,7 @@ serve; on granian (the default) and on gunicorn. SQLite, or a fresh
 database on the server OSC_PLACEMENT_TEST_DB_URL names."""
 
 import concurrent.futures
+import glob
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import urllib.error
 import urllib.request
 
 import fixtures
+from prometheus_client import parser as prometheus_parser
 import testtools
 
 from benchmarks import local_server
@@ -117,7 +119,7 @@ class TestServerProcess(testtools.TestCase):
         self.port = local_server.free_port()
         self.base = 'http://127.0.0.1:%d' % self.port
         self.env = dict(os.environ, XDG_DATA_HOME=self.tmp,
-                        OS_PLACEMENT_CONFIG_DIR=self.tmp)
+                        OS_PLACEMENT_CONFIG_DIR=self.tmp, TMPDIR=self.tmp)
         conf = os.path.join(self.tmp, 'placement.conf')
         with open(conf, 'w') as f:
             # A file means upstream's defaults: keystone, no schema
@@ -341,3 +343,61 @@ class TestServerProcess(testtools.TestCase):
         self._stop(proc)
         self.assertEqual([created['uuid']],
                          [p['uuid'] for p in listed['resource_providers']])
+
+    def test_metrics_summed_over_workers_and_kept_after_a_kill(self):
+        """GET /metrics of two granian workers: the request counters are
+        the sum of both workers' files, a killed worker's counts stay
+        when granian starts another, its live gauges go, and the
+        master's private directory goes when it stops."""
+        self.argv += ['--workers', '2']
+        proc = self._start()
+        first, second = self._workers(proc, 2)
+        self._get_providers(METRICS_REQUESTS)
+        # The master makes it in the temporary directory (TMPDIR).
+        [directory] = glob.glob(os.path.join(self.tmp, 'placement-metrics-*'))
+        # Each new connection goes to either worker: both counted some.
+        for pid in (first, second):
+            self.assertIn('histogram_%d.db' % pid, os.listdir(directory))
+        self.assertEqual(METRICS_REQUESTS, self._served())
+        os.kill(first, signal.SIGKILL)
+        replacement = self._new_worker(proc, {first, second})
+        deadline = time.monotonic() + RESPAWN_TIMEOUT
+        while True:
+            try:
+                self._get_providers(METRICS_REQUESTS)
+                break
+            except OSError:  # the replacement not listening yet
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.2)
+        self.assertEqual(2 * METRICS_REQUESTS, self._served())
+        self.assertNotIn('gauge_livesum_%d.db' % first,
+                         os.listdir(directory))
+        # The replacement publishes its pool once it has loaded.
+        while 'gauge_livesum_%d.db' % replacement not in os.listdir(
+                directory):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.2)
+        self._stop(proc)
+        self.assertFalse(os.path.exists(directory))
+
+    def _get_providers(self, count):
+        for _ in range(count):
+            self._call('GET', '/resource_providers')
+
+    def _served(self):
+        """GET /resource_providers answered 200, over every worker."""
+        with urllib.request.urlopen(self.base + '/metrics',
+                                    timeout=10) as resp:
+            text = resp.read().decode()
+        return sum(
+            sample.value
+            for family in prometheus_parser.text_string_to_metric_families(
+                text)
+            for sample in family.samples
+            if sample.name == 'placement_http_request_duration_seconds_count'
+            and sample.labels['route'] == '/resource_providers'
+            and sample.labels['status'] == '200')
+
+
+# Requests counted before and after a worker's death.
+METRICS_REQUESTS = 30

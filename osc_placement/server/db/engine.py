@@ -27,8 +27,22 @@ _MYSQL_RETRYABLE = (1213, 1205)
 _INTEGRITY_RETRIES = 2
 
 
+# Why a write ran again: the ``reason`` label of the re-runs counted in
+# GET /metrics (placement_write_retries_total).
+GENERATION_CONFLICT = 'generation_conflict'
+DUPLICATE_KEY = 'duplicate_key'
+DEADLOCK = 'deadlock'
+LOCK_WAIT_TIMEOUT = 'lock_wait_timeout'
+SERIALIZATION_FAILURE = 'serialization_failure'
+
+
 class Retry(Exception):
-    """Raised inside a write to have it re-run from the start."""
+    """Raised inside a write to have it re-run from the start; ``reason``
+    says why (a generation or row that changed, by default)."""
+
+    def __init__(self, reason=GENERATION_CONFLICT):
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _sqlite_engine(url, conf):
@@ -247,6 +261,9 @@ class Database:
     def __init__(self, engine, write_retries=10):
         self.engine = engine
         self.write_retries = write_retries
+        # Called with the reason of every re-run (metrics.Recorder's
+        # write_retried); None costs nothing.
+        self.on_retry = None
         # In-memory SQLite is one shared connection: one transaction at a
         # time, or threads would interleave statements in it.
         single = isinstance(engine.pool, pool.StaticPool)
@@ -291,22 +308,30 @@ class Database:
             try:
                 with self.write() as conn:
                     return fn(conn, *args)
-            except Retry:
+            except Retry as exc:
                 if last:
                     raise
-                _log_retry(fn, attempt, 'a generation or row changed')
+                self._retried(fn, attempt, exc.reason,
+                              'a generation or row changed')
             except sa.exc.IntegrityError:
                 # A concurrent insert of the same key: re-run, and the
                 # re-run's own checks give the proper answer (e.g. 409).
                 duplicate_keys += 1
                 if duplicate_keys > _INTEGRITY_RETRIES or last:
                     raise
-                _log_retry(fn, attempt, 'a concurrent insert of a key')
+                self._retried(fn, attempt, DUPLICATE_KEY,
+                              'a concurrent insert of a key')
             except sa.exc.DBAPIError as exc:
                 if last or not is_retryable(exc):
                     raise
-                _log_retry(fn, attempt, _retry_reason(exc))
+                self._retried(fn, attempt, retry_label(exc),
+                              _retry_reason(exc))
             time.sleep(retry_pause(attempt))
+
+    def _retried(self, fn, attempt, label, text):
+        _log_retry(fn, attempt, text)
+        if self.on_retry is not None:
+            self.on_retry(label)
 
 
 # The longest pause before a write runs again, and the first's bound.
@@ -334,6 +359,17 @@ RETRY_LOG_MARKER = 'Write retried'
 def _log_retry(fn, attempt, reason):
     LOG.info('%s (%s, attempt %d): %s', RETRY_LOG_MARKER,
              getattr(fn, '__name__', 'write'), attempt + 1, reason)
+
+
+def retry_label(exc):
+    """The reason label of a retryable database error."""
+    orig = getattr(exc, 'orig', None)
+    args = getattr(orig, 'args', ())
+    if args and args[0] == 1205:
+        return LOCK_WAIT_TIMEOUT
+    if getattr(orig, 'sqlstate', None) == '40001':
+        return SERIALIZATION_FAILURE
+    return DEADLOCK
 
 
 def _retry_reason(exc):

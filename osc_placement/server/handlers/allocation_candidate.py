@@ -16,6 +16,9 @@ def list_candidates(req):
     options = candidate_search.SearchOptions.from_conf(req.app.conf.placement)
     with req.db.read() as conn:
         answer = candidate_api.answer(request, conn, options)
+    if req.app.metrics is not None:
+        req.app.metrics.candidates_answered(
+            answer.count, candidate_api.cut_by(request, options, answer.count))
     resp = http_api.Response(200, answer.body)
     # What the answer is built from is freed once it is sent.
     resp.held = answer.held

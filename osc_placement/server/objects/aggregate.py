@@ -49,7 +49,7 @@ def _ensure(conn, uuids):
                                          for u in missing])
         except sa.exc.IntegrityError:
             # Another request created one of them: start over, it exists now.
-            raise db_engine.Retry()
+            raise db_engine.Retry(db_engine.DUPLICATE_KEY)
         found = existing()
     return found
 

@@ -38,11 +38,13 @@ class Answer:
     held:          the snapshots and search results the body was built
                    from, for the caller to free once the body is sent
                    (none for an answer remembered as written)
-    last_modified: when the answer was read (naive UTC)"""
+    last_modified: when the answer was read (naive UTC)
+    count:         how many candidates (allocation requests) it holds"""
 
     body: object
     held: list
     last_modified: object
+    count: int = 0
 
 
 def answer(request, conn, options=candidate_search.SearchOptions()):
@@ -63,10 +65,11 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
     if remembered is not None:
         found = remembered.recall(request, options, snap.inventories)
         if found is not None:
-            written, empty = found
-            if empty and LOG.isEnabledFor(logging.DEBUG):
+            written, count = found
+            if not count and LOG.isEnabledFor(logging.DEBUG):
                 LOG.debug(why_empty(snap, request))
-            return Answer(orjson.Fragment(written), [], tables.utcnow())
+            return Answer(orjson.Fragment(written), [], tables.utcnow(),
+                          count)
     if snap is not None:
         snaps = [snap]
         result = candidate_search.search(snap, request, options)
@@ -81,9 +84,30 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
         # Written now, to be remembered, rather than when sent.
         written = http_api.json_bytes(body)
         remembered.remember(request, options, snap.inventories, written,
-                            not result.candidates)
+                            len(result.candidates))
         body = orjson.Fragment(written)
-    return Answer(body, [snaps, result], tables.utcnow())
+    return Answer(body, [snaps, result], tables.utcnow(),
+                  len(result.candidates))
+
+
+# What stopped an answer short (the ``by`` label of
+# placement_allocation_candidates_cut_total).
+CUT_BY_LIMIT = 'limit'
+CUT_BY_MAX = 'max_allocation_candidates'
+
+
+def cut_by(request, options, count):
+    """CUT_BY_LIMIT or CUT_BY_MAX when an answer of ``count`` candidates
+    reached the request's ``limit`` or ``[placement]
+    max_allocation_candidates``, else None. The search stops there, so
+    whether more candidates existed is not known: an answer that holds
+    exactly as many as the cap counts as cut."""
+    if request.limit is not None and count >= request.limit:
+        return CUT_BY_LIMIT
+    if options.max_candidates >= 0 and count >= max(options.max_candidates,
+                                                    1):
+        return CUT_BY_MAX
+    return None
 
 
 def search_windows(reader, request, options, wanted):

@@ -236,7 +236,7 @@ class RememberedAnswers:
     100,000 compute nodes) for an answer no later request gets."""
 
     def __init__(self):
-        # id(request) -> (request, options, inventories, written, empty)
+        # id(request) -> (request, options, inventories, written, count)
         self._answers = collections.OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -249,26 +249,26 @@ class RememberedAnswers:
                 and len(candidates) <= REMEMBERED_CANDIDATES)
 
     def recall(self, request, options, inventories):
-        """(the body as JSON, whether it is empty) of ``request`` under
-        ``inventories``, or None."""
+        """(the body as JSON, how many candidates it holds) of
+        ``request`` under ``inventories``, or None."""
         key = id(request)
         with self._lock:
             entry = self._answers.get(key)
             if entry is None or entry[0] is not request:
                 return None
-            _, held_options, held_inventories, written, empty = entry
+            _, held_options, held_inventories, written, count = entry
             if held_inventories is not inventories:
                 self._forget(key)
                 return None
             if held_options != options:
                 return None
             self._answers.move_to_end(key)
-            return written, empty
+            return written, count
 
-    def remember(self, request, options, inventories, written, empty):
-        """Keep ``written`` (the body as JSON) as the answer of
-        ``request`` under ``inventories`` (the caller asked
-        worth_keeping)."""
+    def remember(self, request, options, inventories, written, count):
+        """Keep ``written`` (the body as JSON, of ``count`` candidates)
+        as the answer of ``request`` under ``inventories`` (the caller
+        asked worth_keeping)."""
         if len(written) > REMEMBERED_BYTES:
             return
         with self._lock:
@@ -277,7 +277,7 @@ class RememberedAnswers:
                     self._forget(key)
             self._forget(id(request))
             self._answers[id(request)] = (request, options, inventories,
-                                          written, empty)
+                                          written, count)
             self._bytes += len(written)
             while (len(self._answers) > REMEMBERED_ANSWERS
                    or self._bytes > REMEMBERED_BYTES):

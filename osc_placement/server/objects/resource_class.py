@@ -76,7 +76,7 @@ def _insert(conn, name):
         conn.execute(_RC.insert().values(id=next_id, name=name,
                                          created_at=tables.utcnow()))
     except sa.exc.IntegrityError:
-        raise db_engine.Retry()
+        raise db_engine.Retry(db_engine.DUPLICATE_KEY)
 
 
 def create(conn, name):

@@ -78,7 +78,7 @@ def ensure(conn, name):
     try:
         conn.execute(_T.insert().values(name=name, created_at=now))
     except sa.exc.IntegrityError:
-        raise db_engine.Retry()
+        raise db_engine.Retry(db_engine.DUPLICATE_KEY)
     return True, now
 
 

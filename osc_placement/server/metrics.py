@@ -1,0 +1,497 @@
+"""GET /metrics: the server's Prometheus metrics (prometheus_client).
+
+Two kinds of series, kept apart:
+
+- Counted as requests are served: the request histogram, the candidate
+  counters, write re-runs, 409s by code and the connection pool. Each
+  worker process counts its own; with ``PROMETHEUS_MULTIPROC_DIR`` set
+  (placement-server sets it, see ``own_directory``) prometheus_client
+  keeps every process's values in files there and a scrape sums them,
+  those of workers that died included (counters never go backwards when
+  a worker is replaced); the pool gauges count live processes only.
+- Computed when scraped, by the process answering: the cloud's capacity
+  and usage (``CapacityCollector``), one read of the database
+  (objects/cloud_capacity.py), so a claim shows at the next scrape
+  whichever worker or API host wrote it.
+
+``measured`` wraps the application: it answers ``/metrics`` itself,
+before authentication, to clients in ``[metrics] allowed_source_ranges``
+only, and times every other request with one histogram observation.
+With ``[metrics] enabled = false`` it returns the application unwrapped
+and prometheus_client is never imported.
+
+prometheus_client chooses where values live when first imported, from
+the environment: this module imports it only inside functions, so that a
+master process can set ``PROMETHEUS_MULTIPROC_DIR`` before any import.
+"""
+
+import glob
+import ipaddress
+import logging
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+
+import orjson
+
+from osc_placement.server import errors
+
+LOG = logging.getLogger(__name__)
+
+PATH = '/metrics'
+MULTIPROC_ENV = 'PROMETHEUS_MULTIPROC_DIR'
+# The environ keys the application fills for the measurement: the route
+# template a request matched, and the code of a 409's error.
+ROUTE_ENVIRON = 'osc_placement.route'
+CONFLICT_CODE_ENVIRON = 'osc_placement.conflict_code'
+UNKNOWN_ROUTE = 'unknown'
+NO_VERSION = 'none'
+# Methods outside these are counted as "other": a label value per odd
+# method a client sends would be a series each.
+METHODS = frozenset(('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
+                     'OPTIONS'))
+OTHER_METHOD = 'other'
+# Request latency buckets, in seconds: most answers take milliseconds.
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+           2.5, 5.0, 10.0)
+# How often each worker writes its connection pool's gauges.
+POOL_SAMPLE_SECONDS = 5.0
+CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+
+
+# --------------------------------------------------------------------------
+# The directory of a multi-process server
+
+
+def own_directory():
+    """Create a private directory for the workers' metric files and name
+    it in ``PROMETHEUS_MULTIPROC_DIR`` for them (placement-server's master
+    calls this before starting any worker). Returns its path."""
+    path = tempfile.mkdtemp(prefix='placement-metrics-')
+    os.environ[MULTIPROC_ENV] = path
+    return path
+
+
+def remove_directory(path):
+    """Remove a directory ``own_directory`` made, and its name from the
+    environment."""
+    if os.environ.get(MULTIPROC_ENV) == path:
+        del os.environ[MULTIPROC_ENV]
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def mark_process_dead(pid):
+    """Drop the live gauges of a worker that ended (a server's hook on a
+    worker's exit); its counters stay."""
+    path = os.environ.get(MULTIPROC_ENV)
+    if path:
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(pid, path)
+
+
+_LIVE_GAUGE_FILE = re.compile(r'gauge_live\w+?_(\d+)\.db$')
+
+
+def forget_dead_processes(path):
+    """Mark dead every process whose live gauge files are in ``path`` but
+    which no longer runs: the workers of a server with no hook on a
+    worker's exit (granian, uWSGI, mod_wsgi). A pid reused since by an
+    unrelated process keeps its dead predecessor's gauges."""
+    from prometheus_client import multiprocess
+    pids = set()
+    for name in glob.glob(os.path.join(path, 'gauge_live*_*.db')):
+        found = _LIVE_GAUGE_FILE.search(name)
+        if found:
+            pids.add(int(found.group(1)))
+    for pid in pids:
+        if not _running(pid):
+            multiprocess.mark_process_dead(pid, path)
+
+
+def _running(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------
+# The instruments, once per process
+
+
+_INSTRUMENTS = []
+_INSTRUMENTS_LOCK = threading.Lock()
+
+
+def instruments():
+    """This process's Instruments, made on first use."""
+    if not _INSTRUMENTS:
+        with _INSTRUMENTS_LOCK:
+            if not _INSTRUMENTS:
+                _INSTRUMENTS.append(Instruments())
+    return _INSTRUMENTS[0]
+
+
+class Instruments:
+    """The series counted as requests are served, and the process's
+    connection pools."""
+
+    def __init__(self):
+        import prometheus_client as prom
+        from prometheus_client import values
+        prom.disable_created_metrics()
+        self.multiprocess = values.ValueClass is not values.MutexValue
+        # In one process the instruments are collected from a registry of
+        # their own; across processes from the files.
+        self.registry = None if self.multiprocess else prom.CollectorRegistry()
+        registry = self.registry
+        self.requests = prom.Histogram(
+            'placement_http_request_duration_seconds',
+            'Requests answered, by route template, method, status and '
+            'microversion, and the time taken to answer them.',
+            ('route', 'method', 'status', 'microversion'),
+            buckets=BUCKETS, registry=registry)
+        self.answers = prom.Counter(
+            'placement_allocation_candidates_answers',
+            'GET /allocation_candidates answered 200.', registry=registry)
+        self.returned = prom.Counter(
+            'placement_allocation_candidates_returned',
+            'Allocation candidates (allocation requests) returned.',
+            registry=registry)
+        self.empty = prom.Counter(
+            'placement_allocation_candidates_empty',
+            'GET /allocation_candidates answers with no candidate.',
+            registry=registry)
+        self.cut = prom.Counter(
+            'placement_allocation_candidates_cut',
+            'Candidate answers that reached their limit or '
+            '[placement] max_allocation_candidates.', ('by',),
+            registry=registry)
+        self.write_retries = prom.Counter(
+            'placement_write_retries',
+            'Writes run again from the start, by reason.', ('reason',),
+            registry=registry)
+        self.conflicts = prom.Counter(
+            'placement_conflicts', '409 responses, by error code.',
+            ('code',), registry=registry)
+        self.pool_checked_out = prom.Gauge(
+            'placement_db_pool_checked_out',
+            'Database connections in use (sampled; live processes).',
+            multiprocess_mode='livesum', registry=registry)
+        self.pool_size = prom.Gauge(
+            'placement_db_pool_size',
+            'Database connection pool size (live processes).',
+            multiprocess_mode='livesum', registry=registry)
+        self._observers = {}
+        self._engines = weakref.WeakSet()
+        self._pool_values = None
+        self._sampler = None
+        self._lock = threading.Lock()
+
+    def observe(self, key, seconds):
+        """One request of ``key`` (route, method, status, microversion)
+        took ``seconds``."""
+        observe = self._observers.get(key)
+        if observe is None:
+            observe = self._observers.setdefault(
+                key, self.requests.labels(*key).observe)
+        observe(seconds)
+
+    def conflict(self, code):
+        self.conflicts.labels(code).inc()
+
+    def write_retried(self, reason):
+        self.write_retries.labels(reason).inc()
+
+    def candidates_answered(self, count, cut_by):
+        """A 200 of ``count`` candidates, cut by ``cut_by`` (None, or a
+        candidate_api.CUT_BY_* label)."""
+        self.answers.inc()
+        if count:
+            self.returned.inc(count)
+        else:
+            self.empty.inc()
+        if cut_by is not None:
+            self.cut.labels(cut_by).inc()
+
+    def watch_pool(self, engine):
+        """Publish ``engine``'s pool in the pool gauges, sampled every
+        POOL_SAMPLE_SECONDS by a thread of this process (and when this
+        process answers a scrape): nothing on a request's path."""
+        with self._lock:
+            self._engines.add(engine)
+            if self._sampler is None:
+                self._sampler = threading.Thread(
+                    target=self._sample_forever, name='metrics-pool',
+                    daemon=True)
+                self._sampler.start()
+        self.sample_pools()
+
+    def sample_pools(self):
+        checked_out = size = 0
+        for engine in list(self._engines):
+            pool = engine.pool
+            checked_out += _pool_number(pool, 'checkedout')
+            size += _pool_number(pool, 'size')
+        # A gauge written only when it changes: each write is a file
+        # write in a multi-process server.
+        if (checked_out, size) != self._pool_values:
+            self._pool_values = (checked_out, size)
+            self.pool_checked_out.set(checked_out)
+            self.pool_size.set(size)
+
+    def _sample_forever(self):
+        while True:
+            time.sleep(POOL_SAMPLE_SECONDS)
+            try:
+                self.sample_pools()
+            except Exception:
+                LOG.exception('Sampling the connection pool failed')
+
+    def collect(self):
+        """The metric families of every process (this one alone when
+        the server has one process and no directory)."""
+        if not self.multiprocess:
+            return self.registry.collect()
+        from prometheus_client import multiprocess
+        path = os.environ[MULTIPROC_ENV]
+        forget_dead_processes(path)
+        return multiprocess.MultiProcessCollector(None, path).collect()
+
+
+def _pool_number(pool, name):
+    """A pool's ``checkedout()`` or ``size()``; 0 for pools without it
+    (SQLite in memory: one connection shared)."""
+    method = getattr(pool, name, None)
+    return method() if method is not None else 0
+
+
+# --------------------------------------------------------------------------
+# The cloud's capacity, read at scrape time
+
+
+class CapacityCollector:
+    """The capacity families (prometheus_client's custom collector
+    protocol), from one read of the database per scrape."""
+
+    def __init__(self, db, metrics_conf):
+        self.db = db
+        self.per_provider = metrics_conf.per_provider
+        self.per_aggregate = metrics_conf.per_aggregate
+
+    def collect(self):
+        from osc_placement.server.objects import cloud_capacity
+        try:
+            with self.db.read() as conn:
+                cloud = cloud_capacity.read(conn, self.per_aggregate)
+        except Exception:
+            # The request series are still worth a scrape.
+            LOG.exception('Reading the capacity for /metrics failed')
+            return []
+        families = []
+        if self.per_provider:
+            families.extend(_provider_families(cloud.inventories))
+        families.extend(_cloud_families(cloud))
+        if self.per_aggregate:
+            families.extend(_aggregate_families(cloud.aggregates))
+        return families
+
+
+# openstack-exporter's names and labels, so that its dashboards and alert
+# rules work unchanged.
+_PROVIDER_LABELS = ('hostname', 'resourcetype')
+_PROVIDER_SERIES = (
+    ('openstack_placement_resource_total', 'Inventory total.', 'total'),
+    ('openstack_placement_resource_reserved', 'Inventory reserved.',
+     'reserved'),
+    ('openstack_placement_resource_allocation_ratio',
+     'Inventory allocation ratio.', 'allocation_ratio'),
+    ('openstack_placement_resource_usage',
+     'Sum of the allocations against the inventory.', 'used'),
+)
+
+
+def _provider_families(inventories):
+    from prometheus_client import core
+    families = []
+    for name, documentation, field in _PROVIDER_SERIES:
+        family = core.GaugeMetricFamily(name, documentation,
+                                        labels=_PROVIDER_LABELS)
+        for inventory in inventories:
+            family.add_metric((inventory.provider, inventory.resource_class),
+                              getattr(inventory, field))
+        families.append(family)
+    return families
+
+
+_CLOUD_SERIES = (
+    ('placement_cloud_resource_total', 'Sum of the inventories\' totals.',
+     'total'),
+    ('placement_cloud_resource_reserved',
+     'Sum of the inventories\' reserved.', 'reserved'),
+    ('placement_cloud_resource_capacity',
+     'Sum of (total - reserved) * allocation_ratio.', 'capacity'),
+    ('placement_cloud_resource_usage', 'Sum of the usage.', 'used'),
+    ('placement_providers_over_capacity',
+     'Providers whose usage exceeds their capacity.', 'over_capacity'),
+)
+
+
+def _cloud_families(cloud):
+    from prometheus_client import core
+    families = []
+    for name, documentation, field in _CLOUD_SERIES:
+        family = core.GaugeMetricFamily(name, documentation,
+                                        labels=('resourcetype',))
+        for rc, sums in sorted(cloud.classes.items()):
+            family.add_metric((rc,), getattr(sums, field))
+        families.append(family)
+    families.append(core.GaugeMetricFamily(
+        'placement_resource_providers', 'Resource providers.',
+        value=cloud.providers))
+    return families
+
+
+def _aggregate_families(aggregates):
+    from prometheus_client import core
+    families = []
+    for name, documentation, field in (
+            ('placement_aggregate_resource_capacity',
+             'Capacity of the aggregate\'s providers.', 'capacity'),
+            ('placement_aggregate_resource_usage',
+             'Usage of the aggregate\'s providers.', 'used')):
+        family = core.GaugeMetricFamily(
+            name, documentation, labels=('aggregate', 'resourcetype'))
+        for key, sums in sorted(aggregates.items()):
+            family.add_metric(key, getattr(sums, field))
+        families.append(family)
+    return families
+
+
+# --------------------------------------------------------------------------
+# The middleware
+
+
+def measured(app, conf, db, template_of):
+    """``app`` timed, and GET /metrics answered, as the module docstring
+    says; ``app`` itself when ``[metrics] enabled`` is false.
+    ``template_of(path)`` is the route template of a path, or None."""
+    if not conf.metrics.enabled:
+        return app
+    recorder = instruments()
+    db.on_retry = recorder.write_retried
+    recorder.watch_pool(db.engine)
+    scrape = _scraper(recorder, CapacityCollector(db, conf.metrics),
+                      allowed_sources(conf.metrics.allowed_source_ranges))
+
+    def middleware(environ, start_response):
+        started = time.perf_counter()
+        seen = []
+
+        def start(status, headers, exc_info=None):
+            seen[:] = status, headers
+            return start_response(status, headers, exc_info)
+        if environ.get('PATH_INFO') == PATH:
+            environ[ROUTE_ENVIRON] = PATH
+            body = scrape(environ, start)
+        else:
+            body = app(environ, start)
+        if seen:
+            _record(recorder, environ, seen, time.perf_counter() - started,
+                    template_of)
+        return body
+    return middleware
+
+
+def _record(recorder, environ, seen, seconds, template_of):
+    status, headers = seen
+    route = environ.get(ROUTE_ENVIRON)
+    if route is None:
+        # Answered before the router (a 401) or by no route.
+        route = template_of(environ.get('PATH_INFO', '')) or UNKNOWN_ROUTE
+    method = environ.get('REQUEST_METHOD')
+    if method not in METHODS:
+        method = OTHER_METHOD
+    code = status[:3]
+    version = NO_VERSION
+    for name, value in headers:
+        if name == 'openstack-api-version':
+            version = value.rpartition(' ')[2]
+            break
+    recorder.observe((route, method, code, version), seconds)
+    if code == '409':
+        recorder.conflict(environ.get(CONFLICT_CODE_ENVIRON, errors.DEFAULT))
+
+
+def allowed_sources(ranges):
+    """The networks of ``[metrics] allowed_source_ranges`` (ValueError
+    for one that is not a network)."""
+    return [ipaddress.ip_network(text.strip(), strict=False)
+            for text in ranges if text.strip()]
+
+
+def source_allowed(address, networks):
+    """Whether the client address ``address`` (REMOTE_ADDR) is in one of
+    ``networks``; an IPv4 address mapped into IPv6 counts as itself."""
+    try:
+        ip = ipaddress.ip_address((address or '').split('%', 1)[0])
+    except ValueError:
+        return False
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in networks)
+
+
+def _scraper(recorder, capacity, networks):
+    """The WSGI application of /metrics."""
+    def scrape(environ, start_response):
+        if not source_allowed(environ.get('REMOTE_ADDR'), networks):
+            return _error(environ, start_response, errors.Forbidden(
+                'Only clients in [metrics] allowed_source_ranges may read '
+                'the metrics.'))
+        method = environ.get('REQUEST_METHOD')
+        if method not in ('GET', 'HEAD'):
+            return _error(environ, start_response,
+                          errors.method_not_allowed(method, ['GET']))
+        body = scrape_text(recorder, capacity)
+        start_response('200 OK', [('Content-Type', CONTENT_TYPE),
+                                  ('Content-Length', str(len(body)))])
+        return [b''] if method == 'HEAD' else [body]
+    return scrape
+
+
+def scrape_text(recorder, capacity):
+    """The text of a scrape: every process's counted series, then the
+    capacity read now."""
+    from prometheus_client import exposition
+    recorder.sample_pools()
+    return exposition.generate_latest(_Families(recorder, capacity))
+
+
+class _Families:
+    """Collectors chained, as generate_latest wants one."""
+
+    def __init__(self, *collectors):
+        self.collectors = collectors
+
+    def collect(self):
+        for collector in self.collectors:
+            yield from collector.collect()
+
+
+def _error(environ, start_response, err):
+    """Upstream's JSON error body."""
+    body = orjson.dumps(err.as_dict(
+        environ, environ.get('openstack.request_id'), True))
+    headers = [('Content-Type', 'application/json'),
+               ('Content-Length', str(len(body)))]
+    headers.extend(err.headers.items())
+    start_response('%d %s' % (err.status, err.title), headers)
+    return [body]
