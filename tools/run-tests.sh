@@ -4,8 +4,8 @@
 #
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
-#                                      compat | packaging | upstream-client |
-#                                      lint | docs
+#                                      compat | packaging | monitoring |
+#                                      upstream-client | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -20,6 +20,11 @@
 # The packaging suite runs once, whatever the databases: it builds a
 # virtualenv of its own in a temporary directory with upstream Placement
 # 16.0.0 and a client-only install of ours (tests/packaging).
+#
+# The monitoring suite runs once too: the shipped alert rules and Grafana
+# dashboard against promtool and a real Prometheus (tests/monitoring),
+# from Debian's prometheus package, which tools/prometheus.sh installs
+# when promtool is missing.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -156,7 +161,17 @@ run_upstream_client() {
         bash "$top/tools/upstream-client-functional.sh"
 }
 
-suites=${*:-lint docs unit packaging server functional compat upstream-client}
+# Prometheus and promtool first (installed when missing), then the suite.
+run_monitoring() {
+    if ! "$top/tools/prometheus.sh" >/dev/null; then
+        echo "=== monitoring: Prometheus failed to install (a failure)"
+        failed=$((failed + 1))
+        return
+    fi
+    run_suite monitoring ./tests/monitoring
+}
+
+suites=${*:-lint docs unit packaging monitoring server functional compat upstream-client}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -165,10 +180,11 @@ for suite in $suites; do
         server|functional) run_on_databases "$suite" ;;
         compat) run_compat ;;
         upstream-client) run_upstream_client ;;
+        monitoring) run_monitoring ;;
         # One virtualenv for every test of the suite: one worker.
         packaging) STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
             run_suite packaging ./tests/packaging ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, packaging, upstream-client, lint, docs)"; exit 2 ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, packaging, monitoring, upstream-client, lint, docs)"; exit 2 ;;
     esac
 done
 

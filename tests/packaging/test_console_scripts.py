@@ -32,7 +32,7 @@ CONSTRAINTS = os.path.join(TOP, 'tests', 'compat',
                            'upstream-constraints.txt')
 SERVER_DISTRIBUTION = os.path.join('packaging', 'osc-placement-server')
 # What a wheel of ours is built from.
-SOURCES = ('osc_placement', 'packaging', 'setup.cfg', 'setup.py',
+SOURCES = ('osc_placement', 'packaging', 'etc', 'setup.cfg', 'setup.py',
            'pyproject.toml', 'README.rst', 'requirements.txt')
 UPSTREAM_COMMANDS = ('placement-manage', 'placement-status')
 # Upstream's oslo plugin namespaces, as their generators print them.
@@ -41,6 +41,13 @@ GENERATORS = (
     ('oslopolicy-policy-generator', '--namespace', 'placement'),
 )
 INSTALL_EXTRA = "pip install 'osc-placement[server]'"
+# setup.cfg's data_files: the alert rules and the dashboard, under the
+# installation's prefix (doc/source/server/monitoring.rst says where).
+MONITORING_FILES = (
+    'share/osc-placement/prometheus/placement-rules.yaml',
+    'share/osc-placement/prometheus/placement-rules.test.yaml',
+    'share/osc-placement/grafana/placement-dashboard.json',
+)
 COMMAND_TIMEOUT = 120
 INSTALL_TIMEOUT = 600
 
@@ -54,6 +61,15 @@ def _copy_sources(destination):
                             ignore=ignore)
         else:
             shutil.copy(source, destination)
+
+
+def _read(path):
+    """A file's text, or None when there is no such file."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
 
 
 def _free_port():
@@ -163,6 +179,9 @@ class TestConsoleScriptsBesideUpstream(testtools.TestCase):
         venv.pip_install(client_wheel)
         cls.client_only = cls._record_upstream(venv)
         cls.our_scripts = venv.console_scripts('osc-placement')
+        cls.monitoring_files = {
+            name: _read(os.path.join(venv.path, name))
+            for name in MONITORING_FILES}
         cls.help = {name: venv.run(name, '--help')
                     for name in cls.our_scripts}
         cls.serve_without_extra = venv.run(
@@ -208,6 +227,11 @@ class TestConsoleScriptsBesideUpstream(testtools.TestCase):
     def test_client_only_install_has_client_commands_only(self):
         self.assertEqual(['placement', 'placement-server'],
                          self.our_scripts)
+
+    def test_client_install_has_monitoring_files(self):
+        for name, text in self.monitoring_files.items():
+            self.assertEqual(_read(os.path.join(TOP, 'etc', *name.split(
+                '/')[2:])), text, name)
 
     def test_every_script_of_ours_answers_help(self):
         for name, (status, out, err) in self.help.items():
