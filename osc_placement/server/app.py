@@ -1,6 +1,7 @@
 """The WSGI application factory and its middleware, in upstream's order.
 
-request id -> [metrics: /metrics, timing] -> proxy headers -> [CORS] ->
+request id -> /healthcheck -> [metrics: /metrics, timing] ->
+[osprofiler] -> proxy headers -> [CORS] ->
 auth (noauth2 | keystone) -> context -> fault wrapper -> microversion ->
 router -> handler.
 """
@@ -8,6 +9,7 @@ router -> handler.
 import http
 import logging
 import re
+import time
 import uuid
 
 import orjson
@@ -17,10 +19,12 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id as request_id_mod
 
 from osc_placement.server import errors
+from osc_placement.server import health
 from osc_placement.server import http_api
 from osc_placement.server import metrics
 from osc_placement.server import microversion
 from osc_placement.server import policy
+from osc_placement.server import profiling
 from osc_placement.server import routes
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
@@ -269,15 +273,19 @@ class PlacementApp:
 def request_id_middleware(app):
     """Give every request and response an ``x-openstack-request-id``, keep
     a valid inbound global request id, make both the thread's logging
-    context for the request, and default a missing or ``*/*`` Accept to
-    JSON."""
+    context for the request, default a missing or ``*/*`` Accept to JSON
+    (but for the health check's path), and write the access line."""
     def middleware(environ, start_response):
+        received = time.monotonic()
         request_id = environ.get(request_id_mod.ENV_REQUEST_ID)
         if request_id is None:
             request_id = 'req-%s' % uuid.uuid4()
             environ[request_id_mod.ENV_REQUEST_ID] = request_id
         global_request_id = _global_request_id(environ)
-        if environ.get('HTTP_ACCEPT', '*/*') == '*/*':
+        # oslo's healthcheck answers a client that accepts anything in
+        # plain text, as in every other service.
+        if (environ.get('HTTP_ACCEPT', '*/*') == '*/*'
+                and environ.get('PATH_INFO') != health.PATH):
             environ['HTTP_ACCEPT'] = 'application/json'
         # Constructing it stores it as the thread's current context, where
         # oslo.log's formatter finds the ids for every line logged while
@@ -302,7 +310,7 @@ def request_id_middleware(app):
         if not LOG.isEnabledFor(logging.INFO):
             return body
         return LoggedWhenSent(body, lambda: _log_request(
-            environ, started, log_context))
+            environ, started, log_context, received))
     return middleware
 
 
@@ -356,10 +364,15 @@ _GLOBAL_HEADER_ENVIRON = 'HTTP_' + request_id_mod.INBOUND_HEADER.upper(
 _GLOBAL_ID_FORMAT = re.compile(request_id_mod.ID_FORMAT)
 
 
-def _log_request(environ, started, log_context):
+def _log_request(environ, started, log_context, received):
     """Upstream's one INFO line per request, with the ids of
     ``log_context`` (written after the request, when the thread's own
-    context is cleared); none if the response never started."""
+    context is cleared); none if the response never started.
+
+    Upstream's fields come first, unchanged, so that what matched them
+    still does; then the seconds from ``received`` (the request reaching
+    the application) to now (the response sent), and the client's
+    User-Agent, quoted and escaped."""
     if 'status' not in started:
         return
     status, headers = started['status'], started['headers']
@@ -367,11 +380,27 @@ def _log_request(environ, started, log_context):
     uri = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
     if environ.get('QUERY_STRING'):
         uri += '?' + environ['QUERY_STRING']
-    LOG.info('%s "%s %s" status: %s len: %s microversion: %s',
+    LOG.info('%s "%s %s" status: %s len: %s microversion: %s '
+             'time: %.6f agent: "%s"',
              environ.get('REMOTE_ADDR'), environ.get('REQUEST_METHOD'), uri,
              status.split(' ', 1)[0], found.get('content-length', 0),
              found.get('openstack-api-version', '-').replace(
-                 'placement ', ''), extra={'context': log_context})
+                 'placement ', ''), time.monotonic() - received,
+             _user_agent(environ), extra={'context': log_context})
+
+
+# Quotes, backslashes and control characters of a User-Agent, escaped:
+# the value stays one field of one line, whatever a client sends.
+_AGENT_ESCAPES = {ord('"'): '\\"', ord('\\'): '\\\\'}
+_AGENT_ESCAPES.update((code, '\\x%02x' % code)
+                      for code in list(range(0x20)) + list(range(0x7f, 0xa0)))
+
+
+def _user_agent(environ):
+    agent = environ.get('HTTP_USER_AGENT')
+    if not agent:
+        return '-'
+    return agent.translate(_AGENT_ESCAPES)
 
 
 def noauth_middleware(app):
@@ -440,7 +469,14 @@ def make_app(conf, db=None):
     app = _cors(app, conf)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    # Outside the proxy headers, as upstream has it.
+    app = profiling.middleware(app, conf, db)
     # Outside authentication: /metrics needs no token, and a 401 is a
     # request too.
     app = metrics.measured(app, conf, db, placement.router.template_of)
+    # Before the proxy headers are read: allowed_source_ranges is about
+    # the peer that connected (a prober, or the proxy), and
+    # ignore_proxied_requests about the headers a proxy added. Probes
+    # are not counted among the API's requests.
+    app = health.middleware(app, conf, db)
     return request_id_middleware(app)

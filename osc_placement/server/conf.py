@@ -9,7 +9,10 @@ them, so an embedder that later calls, say, oslo.policy's
 of colliding with a copy. ``load`` parses a command line and files as
 upstream's commands do; ``make_conf`` builds a ready one from keyword
 arguments (tests, tools); ``list_opts`` is the ``oslo.config.opts`` entry
-point (namespace ``placement.conf``).
+point (namespace ``placement.conf``). oslo.middleware's ``[healthcheck]``
+(our database backend enabled by default) and osprofiler's ``[profiler]``
+(when osprofiler is installed) are registered as upstream's services
+register them.
 """
 
 import importlib.metadata
@@ -22,7 +25,9 @@ from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
+from osc_placement.server import health
 from osc_placement.server import http_server
+from osc_placement.server import profiling
 
 NIL_UUID = '00000000-0000-0000-0000-000000000000'
 CONFIG_FILE = 'placement.conf'
@@ -194,6 +199,8 @@ def register_opts(conf):
     cors.set_defaults(**CORS_DEFAULTS)
     conf.register_opts(cors.CORS_OPTS, group='cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, group='oslo_middleware')
+    health.register_opts(conf)
+    profiling.register_opts(conf)
     # keystonemiddleware registers exactly these on the ConfigOpts it is
     # handed (AuthProtocol); registered here so they can be set before.
     for group, opts in keystone_opts.list_auth_token_opts():
@@ -201,8 +208,11 @@ def register_opts(conf):
 
 
 def list_opts():
-    """The ``oslo.config.opts`` entry point: namespace placement.conf."""
-    return [(group, list(opts)) for group, opts in OWN_GROUPS]
+    """The ``oslo.config.opts`` entry point: namespace placement.conf
+    (with the [healthcheck] option of our backend; oslo.middleware's
+    namespace oslo.middleware.healthcheck lists the others)."""
+    return [(group, list(opts)) for group, opts in OWN_GROUPS] + [
+        (health.GROUP, list(health.OPTS))]
 
 
 def set_lib_defaults():
@@ -211,6 +221,7 @@ def set_lib_defaults():
     upstream's, for oslo.policy; and the CORS defaults)."""
     policy_opts.set_defaults(cfg.CONF, 'policy.yaml')
     cors.set_defaults(**CORS_DEFAULTS)
+    health.set_lib_defaults()
 
 
 def new_conf():

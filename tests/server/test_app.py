@@ -4,6 +4,8 @@ database file, request framing, and the authentication strategies."""
 import io
 import logging
 import os
+import re
+import time
 
 import fixtures
 import testtools
@@ -136,3 +138,42 @@ class TestAccessLineWhenSent(testtools.TestCase):
                          records[0].context.request_id)
         body.close()
         self.assertEqual(1, len(records))
+
+    def test_upstream_fields_then_time_and_agent(self):
+        records = self.records()
+        pause = 0.05
+
+        def inner(environ, start_response):
+            start_response('200 OK', [('Content-Length', '2'), (
+                'openstack-api-version', 'placement 1.39')])
+            return [b'{}']
+
+        body = app_mod.request_id_middleware(inner)(
+            {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/x',
+             'QUERY_STRING': 'a=1', 'REMOTE_ADDR': '192.0.2.7',
+             'HTTP_USER_AGENT': 'python-requests/2.32'},
+            lambda status, headers, exc_info=None: None)
+        b''.join(body)
+        # Sending takes time too: counted until the server closes.
+        time.sleep(pause)
+        body.close()
+        line = records[0].getMessage()
+        self.assertRegex(line, r'^192\.0\.2\.7 "GET /x\?a=1" status: 200 '
+                         r'len: 2 microversion: 1\.39 time: (\d+\.\d{6}) '
+                         r'agent: "python-requests/2\.32"$')
+        self.assertGreaterEqual(
+            float(re.search(r'time: (\S+)', line).group(1)), pause)
+
+    def test_agent_stays_one_quoted_field(self):
+        records = self.records()
+        for agent, logged in (('say "hi"\\\n\x7f', r'say \"hi\"\\\x0a\x7f'),
+                              ('', '-')):
+            environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/'}
+            if agent:
+                environ['HTTP_USER_AGENT'] = agent
+            app_mod.request_id_middleware(
+                lambda environ, start_response: start_response(
+                    '200 OK', []) or [b''])(
+                environ, lambda *args: None).close()
+            self.assertTrue(records[-1].getMessage().endswith(
+                'agent: "%s"' % logged), records[-1].getMessage())

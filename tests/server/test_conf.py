@@ -6,6 +6,7 @@ from oslo_policy import opts as policy_opts
 import testtools
 
 from osc_placement.server import conf as placement_conf
+from osc_placement.server import health
 from osc_placement.server import policy
 
 
@@ -36,3 +37,28 @@ class SharedConfigOptsTest(testtools.TestCase):
         conf.set_override('connection', 'sqlite://', 'placement_database')
         conf([], default_config_files=[])
         self.assertEqual('keystone', conf.api.auth_strategy)
+
+
+class LibraryGroupsTest(testtools.TestCase):
+
+    def conf(self):
+        conf = cfg.ConfigOpts()
+        placement_conf.register_opts(conf)
+        conf.set_override('connection', 'sqlite://', 'placement_database')
+        conf([], default_config_files=[])
+        return conf
+
+    def test_healthcheck_checks_the_database_by_default(self):
+        healthcheck = self.conf().healthcheck
+        self.assertEqual(['placement_database'], healthcheck.backends)
+        self.assertFalse(healthcheck.detailed)
+        self.assertEqual(0.5, healthcheck.database_timeout)
+        self.assertIn(('healthcheck', health.OPTS),
+                      [(group, opts) for group, opts in
+                       placement_conf.list_opts()])
+
+    def test_profiler_options_are_osprofilers(self):
+        from osprofiler import opts as osprofiler_opts
+        conf = self.conf()
+        for opt in osprofiler_opts.list_opts()[0][1]:
+            self.assertEqual(opt.default, conf.profiler[opt.dest])

@@ -105,6 +105,12 @@ class _Served(testtools.TestCase):
                 return lines
             time.sleep(0.1)
 
+    def check_healthcheck(self):
+        """/healthcheck answers without a token, the database answering."""
+        status, request_id = self.call('/healthcheck', token=None)
+        self.assertEqual(200, status)
+        self.assertRegex(request_id, REQUEST_ID)
+
     def check_request_ids_logged(self, log_path):
         """Request and global request ids in the access line of each
         request; an invalid global id is dropped."""
@@ -131,7 +137,9 @@ class _Served(testtools.TestCase):
         self.assertIn('INFO osc_placement.server.app [%s %s admin admin'
                       % (global_id, request_id), mine[0])
         self.assertIn('"GET /resource_providers" status: 200', mine[0])
-        self.assertIn('microversion: 1.39', mine[0])
+        # Upstream's fields, then the time taken and the client.
+        self.assertRegex(mine[0], r'microversion: 1\.39 time: \d+\.\d{6} '
+                         r'agent: "Python-urllib/[0-9.]+"$')
         other = [line for line in lines if other_id in line]
         self.assertEqual(1, len(other), lines)
         self.assertIn('[None %s admin admin' % other_id, other[0])
@@ -147,6 +155,7 @@ class TestWSGIModule(_Served):
                     '127.0.0.1:%d' % self.port, '--workers', '2',
                     'osc_placement.server.wsgi_app:application'])
         self.check_request_ids_logged(self.log_file)
+        self.check_healthcheck()
 
     def _uwsgi(self):
         return [os.path.join(BIN, 'uwsgi'), '--http-socket',
@@ -160,6 +169,7 @@ class TestWSGIModule(_Served):
         self.sync()
         self.start(self._uwsgi())
         self.check_request_ids_logged(self.log_file)
+        self.check_healthcheck()
 
     def test_file_without_auth_strategy_serves_keystone(self):
         self.write_conf('[keystone_authtoken]\n'
@@ -170,6 +180,8 @@ class TestWSGIModule(_Served):
         self.assertEqual(401, self.call('/resource_providers',
                                         token=None)[0])
         self.assertEqual(200, self.call('/', token=None)[0])
+        # Nor is the health check's.
+        self.check_healthcheck()
 
     def test_without_connection_the_application_does_not_load(self):
         with open(os.path.join(self.tmp, 'placement.conf'), 'w') as f:
@@ -191,6 +203,7 @@ class TestPlacementServerLogs(_Served):
         self.start([sys.executable, '-m', 'osc_placement.server',
                     '--port', str(self.port)])
         self.check_request_ids_logged(os.path.join(self.tmp, 'output'))
+        self.check_healthcheck()
         self.assertIn('No placement.conf found: serving the quickstart '
                       'configuration, noauth2', self.output())
 
