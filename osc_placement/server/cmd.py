@@ -166,10 +166,10 @@ def serve(conf, quickstart=False):
     if conf.placement_database.sync_on_startup:
         if manage.db_sync(conf):
             return EXIT_SERVE_FAILED
-    elif manage.check_current(conf):
-        return EXIT_SERVE_FAILED
         # Done once here, not again in every worker.
         conf.set_override('sync_on_startup', False, 'placement_database')
+    elif manage.check_current(conf):
+        return EXIT_SERVE_FAILED
     try:
         http_server.serve(conf)
     except OSError as exc:  # the address is taken, or not ours to bind
