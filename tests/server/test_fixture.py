@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import uuid
 
 import fixtures
 import os_resource_classes
@@ -25,6 +27,9 @@ from osc_placement.server.db import tables
 from tests.server import fixtures as server_fixtures
 
 LATEST = {'x-auth-token': 'admin', 'openstack-api-version': 'placement latest'}
+# The last microversion whose allocation bodies need no consumer_type.
+ALLOCATIONS_1_37 = {'x-auth-token': 'admin',
+                    'openstack-api-version': 'placement 1.37'}
 
 
 def _policy_default():
@@ -275,6 +280,167 @@ class HookTest(FixtureTestCase):
             return url.render_as_string(hide_password=False)
         tmp = self.useFixture(fixtures.TempDir()).path
         return 'sqlite:///' + os.path.join(tmp, 'configured.sqlite')
+
+
+def _empty_wal_sqlite_file(label):
+    """What Nova master's hook makes for Placement in threading mode: an
+    empty temporary SQLite file switched to WAL before anything else
+    opens it. Returns (URL, path)."""
+    fd, path = tempfile.mkstemp(prefix='placement-%s-' % label,
+                                suffix='.sqlite')
+    os.close(fd)
+    with sqlite3.connect(path) as conn:
+        conn.execute('PRAGMA journal_mode=WAL')
+    return 'sqlite:///' + path, path
+
+
+class NovaMasterLikeFixture(placement_fixture.PlacementFixture):
+    """A subclass doing what Nova master's PlacementFixture does in
+    threading mode (Nova commit adcccfeac3): its hook calls super(), then,
+    when the fixture makes the database, gives each use its own WAL SQLite
+    file under a NestedTempfile directory through the configuration."""
+
+    def __init__(self, threading_mode=True, **kwargs):
+        super().__init__(**kwargs)
+        self.threading_mode = threading_mode
+        self.database_path = None
+
+    def _configure_placement(self, conf_fixture):
+        super()._configure_placement(conf_fixture)
+        if self.threading_mode and self.db:
+            self.useFixture(fixtures.NestedTempfile())
+            url, self.database_path = _empty_wal_sqlite_file('placement')
+            conf_fixture.config(connection=url, group='placement_database')
+
+
+class NovaMasterHookTest(FixtureTestCase):
+    """Nova master's subclass on our fixture: the database is its file,
+    in WAL mode, and the Placement on it serves many threads at once (Nova
+    services run as native threads in its threading mode)."""
+
+    THREADS = 8
+    CONSUMERS_PER_THREAD = 4
+
+    def nova_like(self, **kwargs):
+        return self.useFixture(NovaMasterLikeFixture(**kwargs))
+
+    def test_database_is_the_hooks_wal_file(self):
+        fixture = self.nova_like()
+        path = fixture.database_path
+        self.assertEqual(
+            'sqlite:///' + path,
+            fixture.conf_fixture.conf.placement_database.connection)
+        rp_uuid = self.create_provider(fixture, 'on-file')
+        with sqlite3.connect(path) as conn:
+            self.assertEqual('wal', conn.execute(
+                'PRAGMA journal_mode').fetchone()[0])
+            self.assertEqual([(rp_uuid,)], conn.execute(
+                'SELECT uuid FROM resource_providers').fetchall())
+            self.assertEqual(len(os_traits.get_traits()), conn.execute(
+                'SELECT count(*) FROM traits').fetchone()[0])
+            self.assertIsNotNone(conn.execute(
+                'SELECT version_num FROM alembic_version').fetchone())
+
+    def test_each_use_its_own_file_removed_at_cleanup(self):
+        with NovaMasterLikeFixture() as first:
+            self.create_provider(first, 'first-only')
+            with NovaMasterLikeFixture() as second:
+                self.assertNotEqual(first.database_path,
+                                    second.database_path)
+                self.assertEqual([], self.provider_names(second))
+            first_path = first.database_path
+            self.assertTrue(os.path.exists(first_path))
+        # NestedTempfile's directory went with the fixture.
+        self.assertFalse(os.path.exists(first_path))
+
+    def test_eventlet_mode_keeps_in_memory_default(self):
+        fixture = self.nova_like(threading_mode=False)
+        self.assertIsNone(fixture.database_path)
+        self.assertEqual(
+            placement_fixture.IN_MEMORY,
+            fixture.conf_fixture.conf.placement_database.connection)
+        self.create_provider(fixture, 'in-memory')
+
+    def test_concurrent_threads_on_the_wal_file(self):
+        """Threads create providers and allocate from one shared
+        provider at the same moment: every request succeeds and the file
+        holds all of their writes."""
+        fixture = self.nova_like()
+        self.check_concurrent_use(fixture)
+        with sqlite3.connect(fixture.database_path) as conn:
+            self.assertEqual(
+                self.THREADS * self.CONSUMERS_PER_THREAD, conn.execute(
+                    'SELECT count(*) FROM allocations').fetchone()[0])
+
+    def test_concurrent_threads_on_the_in_memory_default(self):
+        """The default database, one shared connection, serves threads
+        too (one transaction at a time)."""
+        self.check_concurrent_use(self.nova_like(threading_mode=False))
+
+    def check_concurrent_use(self, fixture):
+        shared = self.create_provider(fixture, 'shared')
+        consumers = self.THREADS * self.CONSUMERS_PER_THREAD
+        self.put_vcpu_inventory(fixture, shared, consumers)
+        failures = run_in_threads(
+            self.THREADS,
+            lambda index: self.thread_work(fixture, shared, index))
+        self.assertEqual([], failures)
+        usages = self.get(
+            fixture, '/resource_providers/%s/usages' % shared).json()
+        self.assertEqual({'VCPU': consumers}, usages['usages'])
+        self.assertEqual(self.THREADS + 1, len(self.provider_names(fixture)))
+
+    @staticmethod
+    def put_vcpu_inventory(fixture, rp_uuid, total):
+        resp = requests.put(
+            fixture.endpoint + '/resource_providers/%s/inventories' % rp_uuid,
+            json={'resource_provider_generation': 0,
+                  'inventories': {'VCPU': {'total': total}}},
+            headers=LATEST)
+        assert resp.status_code == 200, resp.text
+
+    def thread_work(self, fixture, shared, index):
+        """One thread's requests; the unexpected answers, as text."""
+        failures = []
+        resp = requests.post(fixture.endpoint + '/resource_providers',
+                             json={'name': 'thread-%d' % index},
+                             headers=LATEST)
+        if resp.status_code != 200:
+            failures.append('create: %d %s' % (resp.status_code, resp.text))
+        for _ in range(self.CONSUMERS_PER_THREAD):
+            resp = requests.put(
+                fixture.endpoint + '/allocations/' + str(uuid.uuid4()),
+                json={'allocations': {shared: {'resources': {'VCPU': 1}}},
+                      'project_id': str(uuid.uuid4()),
+                      'user_id': str(uuid.uuid4()),
+                      'consumer_generation': None},
+                headers=ALLOCATIONS_1_37)
+            if resp.status_code != 204:
+                failures.append('allocate: %d %s'
+                                % (resp.status_code, resp.text))
+        return failures
+
+
+def run_in_threads(count, work):
+    """Run work(index) in ``count`` threads released together; the
+    failures they return (or raise), all threads' together."""
+    barrier = threading.Barrier(count)
+    failures = []
+
+    def run(index):
+        try:
+            barrier.wait()
+            failures.extend(work(index))
+        except Exception as exc:
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=run, args=(index,))
+               for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
 
 
 class PytestFixtureTest(testtools.TestCase):
