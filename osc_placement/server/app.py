@@ -403,15 +403,27 @@ def _user_agent(environ):
     return agent.translate(_AGENT_ESCAPES)
 
 
-def noauth_middleware(app):
+# The token a request without one stands for when
+# ``[api] noauth_admin_without_token`` is on: noauth2's administrator.
+TOKENLESS_ADMIN_TOKEN = 'admin'
+
+
+def noauth_middleware(app, admin_without_token=False):
     """noauth2: token ``user[:project]``; ``admin`` gets the admin role;
-    ``X-Roles`` overrides; system scope via ``OpenStack-System-Scope``."""
+    ``X-Roles`` overrides; system scope via ``OpenStack-System-Scope``.
+
+    A request without a token is answered 401 (but for the root), or,
+    with ``admin_without_token``, served as if its token were
+    ``admin``."""
     def middleware(environ, start_response):
         token = environ.get('HTTP_X_AUTH_TOKEN')
         if token is None:
             if environ.get('PATH_INFO') == '/':
                 return app(environ, start_response)
-            return _unauthorized(environ, start_response)
+            if not admin_without_token:
+                return _unauthorized(environ, start_response)
+            token = TOKENLESS_ADMIN_TOKEN
+            _read_bare_body_as_json(environ)
         user, _, project = token.partition(':')
         project = project or user
         if 'HTTP_X_ROLES' not in environ:
@@ -421,6 +433,16 @@ def noauth_middleware(app):
             environ['HTTP_X_TENANT_ID'] = project
         return app(environ, start_response)
     return middleware
+
+
+def _read_bare_body_as_json(environ):
+    """A body without a Content-Type is JSON. neutron-lib's NoAuthClient
+    sends every request with a JSON body (``null`` when it has nothing
+    to say, even on GET and DELETE) and no Content-Type, which upstream
+    answers with 400 (or 415 on a write)."""
+    if (environ.get('CONTENT_LENGTH', '0') not in ('', '0')
+            and not environ.get('CONTENT_TYPE')):
+        environ['CONTENT_TYPE'] = 'application/json'
 
 
 def keystone_middleware(app, conf):
@@ -463,7 +485,8 @@ def make_app(conf, db=None):
     db = db or init_database(conf)
     placement = PlacementApp(conf, db, policy.make_enforcer(conf))
     if conf.api.auth_strategy == 'noauth2':
-        app = noauth_middleware(placement)
+        app = noauth_middleware(
+            placement, conf.api.noauth_admin_without_token)
     else:
         app = keystone_middleware(placement, conf)
     app = _cors(app, conf)

@@ -67,6 +67,11 @@ def _parser():
                              'noauth2; keystone with a config file).')
     parser.add_argument('--insecure-noauth', action='store_true',
                         help='Allow noauth2 on a non-loopback address.')
+    parser.add_argument('--noauth-admin-without-token', action='store_true',
+                        help='With noauth2: serve requests without a token '
+                             'as the administrator instead of answering '
+                             '401 ([api] noauth_admin_without_token), for '
+                             'clients such as neutron-lib\'s NoAuthClient.')
     parser.add_argument('--debug', action='store_true',
                         help='[DEFAULT] debug: log at DEBUG.')
     # Kept so existing scripts still start: every request is now logged
@@ -111,6 +116,8 @@ def build_conf(args):
                  ('http_server', args.http_server, 'server'),
                  ('connection', args.connection, 'placement_database'),
                  ('auth_strategy', args.auth_strategy, 'api'),
+                 ('noauth_admin_without_token',
+                  args.noauth_admin_without_token or None, 'api'),
                  ('debug', args.debug or None, None),
                  ('insecure_noauth_on_public_address',
                   args.insecure_noauth or None, 'server'))
@@ -134,14 +141,29 @@ def is_loopback(host):
 
 
 def check_auth_exposure(conf):
-    """Refuse noauth2 on a public address unless explicitly allowed."""
+    """Refuse noauth2 on a public address unless explicitly allowed, and
+    serving tokenless requests as admin without noauth2."""
+    tokenless_admin = conf.api.noauth_admin_without_token
+    if tokenless_admin and conf.api.auth_strategy != 'noauth2':
+        return ('Refusing to serve: [api] noauth_admin_without_token '
+                '(--noauth-admin-without-token) needs --auth-strategy '
+                'noauth2.')
     if (conf.api.auth_strategy == 'noauth2'
             and not is_loopback(conf.server.host)
             and not conf.server.insecure_noauth_on_public_address):
-        return ('Refusing to serve without authentication (noauth2) on %s: '
+        what = ('noauth2, requests without a token served as admin'
+                if tokenless_admin else 'noauth2')
+        return ('Refusing to serve without authentication (%s) on %s: '
                 'use a loopback address, --auth-strategy keystone, or '
-                '--insecure-noauth.' % conf.server.host)
+                '--insecure-noauth.' % (what, conf.server.host))
     return None
+
+
+def announce_tokenless_admin(conf):
+    if conf.api.noauth_admin_without_token:
+        LOG.warning('[api] noauth_admin_without_token: requests without '
+                    'a token are served as the administrator on %s:%d.',
+                    conf.server.host, conf.server.port)
 
 
 def announce_quickstart(conf):
@@ -161,6 +183,7 @@ def serve(conf, quickstart=False):
     conf_mod.setup_logging(conf)
     if quickstart:
         announce_quickstart(conf)
+    announce_tokenless_admin(conf)
     if conf.log_options:
         conf.log_opt_values(LOG, logging.DEBUG)
     if conf.placement_database.sync_on_startup:

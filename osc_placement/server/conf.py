@@ -39,6 +39,18 @@ API_OPTS = [
                deprecated_group='DEFAULT',
                help='keystone (keystonemiddleware auth_token) or noauth2 '
                     '(testing only: the token is "user[:project]").'),
+    # Ours, not upstream's: upstream ignores it, so a file setting it
+    # still means plain noauth2 there.
+    cfg.BoolOpt('noauth_admin_without_token', default=False,
+                help='With noauth2 (testing only): serve a request that '
+                     'sends no X-Auth-Token as the administrator, as if '
+                     'its token were "admin", instead of answering 401; '
+                     'its body is read as JSON when it has no '
+                     'Content-Type. For clients that send no token, such '
+                     'as neutron-lib\'s NoAuthClient. Requests with a '
+                     'token keep noauth2\'s meaning. placement-server '
+                     'refuses it on a non-loopback address as it refuses '
+                     'noauth2, and with keystone.'),
 ]
 
 PLACEMENT_OPTS = [

@@ -198,12 +198,19 @@ class PlacementFixture(fixtures.Fixture):
                           (and database) is set up.
     :param register_opts: register the server's options on the
                           configuration.
+    :param admin_without_token: serve requests that send no token as the
+                                administrator (``[api]
+                                noauth_admin_without_token``; ours, not
+                                upstream's), for clients such as
+                                neutron-lib's ``NoAuthClient``.
     """
 
     def __init__(self, token='admin', conf_fixture=None, db=True,
-                 use_intercept=True, register_opts=True):
+                 use_intercept=True, register_opts=True,
+                 admin_without_token=False):
         super().__init__()
         self.token = token
+        self.admin_without_token = admin_without_token
         self.db = db
         self.use_intercept = use_intercept
         self.conf_fixture = conf_fixture
@@ -233,6 +240,9 @@ class PlacementFixture(fixtures.Fixture):
         # Like upstream's, this changes oslo.policy's process-wide default.
         policy_opts.set_defaults(conf, enforce_new_defaults=False)
         self.conf_fixture.config(group='api', auth_strategy='noauth2')
+        if self.admin_without_token:
+            self.conf_fixture.config(group='api',
+                                     noauth_admin_without_token=True)
         conf([], default_config_files=[])
         # No policy file: the rules are the defaults, as with upstream's
         # policy fixture (its policy_file names a file that is not there).

@@ -57,6 +57,34 @@ class TestCommand(testtools.TestCase):
                           'keystone')
         self.assertIsNone(cmd.check_auth_exposure(conf))
 
+    def test_tokenless_admin_is_off_unless_asked_for(self):
+        self.assertFalse(self._conf().api.noauth_admin_without_token)
+        conf = self._conf('--noauth-admin-without-token')
+        self.assertTrue(conf.api.noauth_admin_without_token)
+        self.assertIsNone(cmd.check_auth_exposure(conf))
+
+    def test_tokenless_admin_refused_as_noauth2_is(self):
+        conf = self._conf('--host', '0.0.0.0',
+                          '--noauth-admin-without-token')
+        problem = cmd.check_auth_exposure(conf)
+        self.assertIn('Refusing', problem)
+        self.assertIn('without a token served as admin', problem)
+        self.assertEqual(cmd.EXIT_USAGE, cmd.serve(conf))
+        conf = self._conf('--host', '0.0.0.0', '--insecure-noauth',
+                          '--noauth-admin-without-token')
+        self.assertIsNone(cmd.check_auth_exposure(conf))
+
+    def test_tokenless_admin_refused_with_keystone(self):
+        path = os.path.join(self.tmp, 'placement.conf')
+        with open(path, 'w') as f:
+            f.write('[api]\nnoauth_admin_without_token = true\n'
+                    '[placement_database]\nconnection = sqlite://\n')
+        conf = self._conf('--config-file', path)
+        self.assertEqual('keystone', conf.api.auth_strategy)
+        self.assertIn('needs --auth-strategy noauth2',
+                      cmd.check_auth_exposure(conf))
+        self.assertEqual(cmd.EXIT_USAGE, cmd.serve(conf))
+
     def test_loopback_detection(self):
         for host in ('127.0.0.1', '::1', 'localhost', '127.1.2.3'):
             self.assertTrue(cmd.is_loopback(host), host)
