@@ -188,6 +188,12 @@ class TestCountsAndSpread(_GenerationTestCase):
                             allocation_candidates_generation_strategy=(
                                 strategy)))
 
+    def test_any_negative_global_limit_means_none(self):
+        # Upstream's option has no lower bound and caps only from zero up.
+        self.assertEqual(
+            (8192, [4096, 4096]),
+            self.spread(4, 9000, max_allocation_candidates=-2))
+
     def test_a_zero_global_limit_still_answers_one(self):
         # Upstream checks the cap after adding a candidate.
         self.assertEqual(
