@@ -16,7 +16,6 @@ Requests go through the whole WSGI app on the test database
 """
 
 import collections
-import time
 import urllib.parse
 
 import webob
@@ -37,9 +36,6 @@ COMPUTE_INVENTORY = {'VCPU': (8, 0, 1, 8, 1, 1.0),
                      'DISK_GB': (500, 0, 1, 500, 1, 1.0)}
 # The root's share of every request: what one instance asks of a compute.
 ROOT_RESOURCES = 'DISK_GB:20,MEMORY_MB:2048,VCPU:2'
-# Generous for a shared CI machine: the point is that the answer comes
-# at all, where building every candidate first would take minutes.
-SECONDS_ALLOWED = 10
 
 
 def vf_inventory(vfs):
@@ -118,9 +114,7 @@ class TestCountsAndSpread(_GenerationTestCase):
 
     def spread(self, groups, limit, **options):
         app = self.app_with(**options)
-        start = time.monotonic()
         requests = self.candidates(app, vf_query(groups, limit))
-        self.assertLess(time.monotonic() - start, SECONDS_ALLOWED)
         counts = self.per_compute(requests, self.roots)
         return len(requests), sorted(counts.values(), reverse=True)
 
@@ -298,9 +292,7 @@ class TestManyNonViableOrderings(_GenerationTestCase):
             app = self.app_with(max_allocation_candidates=cap,
                                 optimize_for_wide_provider_trees=optimize,
                                 **options)
-            start = time.monotonic()
             requests = self.candidates(app, vf_query(groups, limit))
-            self.assertLess(time.monotonic() - start, SECONDS_ALLOWED)
             results.append((len(requests),
                             len(self.per_compute(requests, roots))))
         return results
