@@ -57,9 +57,10 @@ PLACEMENT_OPTS = [
     cfg.BoolOpt('randomize_allocation_candidates', default=False,
                 help='Return a random sample of the candidates when a '
                      'limit applies.'),
-    cfg.IntOpt('max_allocation_candidates', default=-1, min=-1,
-               help='Most candidates generated for one request (-1: no '
-                    'limit).'),
+    # No lower bound, as upstream: any negative value means no limit.
+    cfg.IntOpt('max_allocation_candidates', default=-1,
+               help='Most candidates generated for one request (-1, or '
+                    'any negative value: no limit).'),
     cfg.StrOpt('allocation_candidates_generation_strategy',
                default='depth-first',
                choices=('depth-first', 'breadth-first'),
@@ -79,7 +80,8 @@ PLACEMENT_OPTS = [
 WORKAROUND_OPTS = [
     cfg.BoolOpt('optimize_for_wide_provider_trees', default=False,
                 help='Accepted for compatibility; candidate generation '
-                     'here does not need it.'),
+                     'here prunes wide trees whatever its value, and '
+                     'always checks what providers already have in use.'),
 ]
 
 # [placement_database] as upstream declares it (upstream hands it to

@@ -5,8 +5,8 @@ strategies) are written to the test database with SQL; requests go
 through the whole WSGI app (or candidate_api.answer) and answers are
 compared with the brute-force oracle's. Runs on whichever database
 OSC_PLACEMENT_TEST_DB_URL names (SQLite by default). The tests are in
-test_candidate_api.py, test_candidate_fetch.py and
-test_resource_provider_filters.py.
+test_candidate_api.py, test_candidate_fetch.py,
+test_resource_provider_filters.py and test_candidate_generation.py.
 """
 
 import collections
