@@ -59,14 +59,10 @@ class PlacementError(Exception):
         self.code = code
         self.headers = headers or {}
         self.extra = {}
-        # False renders ``detail`` alone, without WebOb's template.
-        self.explained = True
 
     def webob_body(self, environ, escape=webob.exc.no_escape):
         """The text WebOb's body template makes of this error, tags and
         all, its parts escaped with ``escape``."""
-        if not self.explained:
-            return escape(self.detail)
         exc_class = webob.exc.status_map[self.status]
         args = {'explanation': escape(exc_class.explanation),
                 'detail': escape(self.detail or ''), 'html_comment': ''}

@@ -48,11 +48,10 @@ class Request(webob.Request):
         validate(data, schema, 'JSON does not validate: %s')
         return data
 
-    def query(self, schema, keep_order=False):
-        """The query string as a dict (last value wins), validated
-        (``keep_order``: see schemas.validate)."""
+    def query(self, schema):
+        """The query string as a dict (last value wins), validated."""
         params = dict(self.GET)
-        schemas.validate_query(params, schema, keep_order)
+        schemas.validate_query(params, schema)
         return params
 
     def authorize(self, name, target=None):

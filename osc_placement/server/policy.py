@@ -214,14 +214,13 @@ def authorize(enforcer, context, name, target=None):
     if target is None:
         target = {'project_id': context.project_id,
                   'user_id': context.user_id}
-    allowed = enforcer.allowed(name, target, context)
-    if context.system_scope and not allowed:
-        # Upstream answers a scope mismatch with just the rule name.
-        err = _forbidden(name)
-        err.explained = False
-        raise err
-    if not allowed:
-        raise _forbidden('Policy does not allow %s to be performed.' % name)
+    if not enforcer.allowed(name, target, context):
+        # Upstream raises a scope mismatch with the bare rule name as its
+        # message and other refusals with a sentence; WebOb's 403
+        # template wraps either.
+        detail = (name if context.system_scope
+                  else 'Policy does not allow %s to be performed.' % name)
+        raise _forbidden(detail)
 
 
 def _forbidden(detail):

@@ -68,6 +68,8 @@ def set_inventories(req):
     with req.db.read() as conn:
         provider = rp_obj.require(conn, uuid)
     data = req.json_body(schema.SET_ALL)
+    http_api.validate(data, schema.SET_ALL_GUARD,
+                      'JSON does not validate: %s')
     generation.check(provider, data['resource_provider_generation'])
     records = {name: inv_obj.with_defaults(rec)
                for name, rec in data['inventories'].items()}

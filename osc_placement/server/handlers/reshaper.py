@@ -11,6 +11,7 @@ from osc_placement.server.schemas import reshaper as schema
 def reshape(req):
     req.authorize('placement:reshaper:reshape')
     data = req.json_body(schemas.for_version(schema.RESHAPE, req.version))
+    http_api.validate(data, schema.GUARD, 'JSON does not validate: %s')
     entries = [reshaper_obj.ProviderInventory(
         uuid, body['resource_provider_generation'], body['inventories'])
         for uuid, body in data['inventories'].items()]

@@ -15,7 +15,7 @@ from osc_placement.server.schemas import resource_provider as schema
 
 def list_providers(req):
     req.authorize('placement:resource_providers:list')
-    req.query(schema.list_query(req.version), keep_order=True)
+    req.query(schema.list_query(req.version))
     group = request_groups.parse_provider_filters(list(req.GET.items()),
                                                   req.version)
     with req.db.read() as conn:

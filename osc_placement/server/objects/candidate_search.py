@@ -480,8 +480,11 @@ class Candidate(_CandidateViews, collections.namedtuple(
     providers serve each group suffix. Hashable; equal candidates are
     upstream's duplicates.
 
-    allocations: ((uuid, ((class, amount), ...)), ...) sorted
-    mappings:    ((suffix, (uuid, ...)), ...) sorted
+    allocations: ((uuid, ((class, amount), ...)), ...), the providers
+                 sorted, each one's classes in the query's order
+                 (CandidateRequest.class_rank), as upstream answers them
+    mappings:    ((suffix, (uuid, ...)), ...), the suffixes in the
+                 query's order, each one's providers sorted
     hashed:      the hash of the two, worked out once (Candidate.of)
 
     A tuple, compared in C. Thousands are hashed per request (to drop
@@ -501,13 +504,16 @@ class Candidate(_CandidateViews, collections.namedtuple(
 
 
 class SpreadCandidate(_CandidateViews, collections.namedtuple(
-        'SpreadCandidate', 'providers classes')):
+        'SpreadCandidate', 'providers classes order')):
     """A candidate of a request that is the unsuffixed group alone (see
     ``_spread_classes``): the provider of each class, nothing else.
 
     providers: (uuid, ...), one per entry of ``classes``
     classes:   ((class, amount), ...) sorted by class, the same for every
                candidate of the request
+    order:     the indexes of ``classes`` in the query's order, in which
+               the bodies list them (upstream's); the same tuple for
+               every candidate of the request
 
     The search finds these as the plain tuples itertools.product yields
     and drops duplicates among those; only the candidates returned are
@@ -518,10 +524,10 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
 
     @property
     def allocations(self):
+        providers, classes = self.providers, self.classes
         return tuple(
-            (uuid, tuple(pair for owner, pair
-                         in zip(self.providers, self.classes)
-                         if owner == uuid))
+            (uuid, tuple(classes[i] for i in self.order
+                         if providers[i] == uuid))
             for uuid in self.resource_providers())
 
     @property
@@ -536,7 +542,8 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
         candidates, each a dict less to build."""
         if not candidates:
             return []
-        whole = dict(candidates[0].classes)
+        first = candidates[0]
+        whole = dict(first.classes[i] for i in first.order)
         bodies = [candidate.allocations_body(whole)
                   for candidate in candidates]
         if not with_mappings:
@@ -546,17 +553,19 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
                 for body in bodies]
 
     def allocations_body(self, resources=None):
-        """The 1.12+ body form; ``resources``, if given, is
-        ``dict(self.classes)``, shared by the candidates that use it."""
-        first = self.providers[0]
+        """The 1.12+ body form; ``resources``, if given, is the request's
+        classes as a dict in the query's order, shared by the candidates
+        that use it."""
+        first, classes = self.providers[0], self.classes
         if self.providers.count(first) == len(self.providers):
             # Every class from one provider, as a host's own candidate
             # has them: its resources are the request's.
             if resources is None:
-                resources = dict(self.classes)
+                resources = dict(classes[i] for i in self.order)
             return {first: {'resources': resources}}
         body = {}
-        for uuid, (rc, amount) in zip(self.providers, self.classes):
+        for i in self.order:
+            uuid, (rc, amount) = self.providers[i], classes[i]
             entry = body.get(uuid)
             if entry is None:
                 body[uuid] = {'resources': {rc: amount}}
@@ -1081,6 +1090,8 @@ class _Combiner:
         self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
+        self.rank = request.class_rank
+        self.suffix_rank = request.suffix_rank
         self.checks = checkpoints(self.groups)
         unsuffixed = [group for group in self.groups
                       if not group.use_same_provider]
@@ -1112,7 +1123,8 @@ class _Combiner:
                 if not (self.unchecked or self._still_valid(depth, chosen)):
                     chosen.pop()
                 elif depth == last:
-                    yield _make_candidate(self.groups, chosen, new_sums)
+                    yield _make_candidate(self.groups, chosen, new_sums,
+                                          self.rank, self.suffix_rank)
                     chosen.pop()
                 else:
                     sums.append(new_sums)
@@ -1235,20 +1247,23 @@ def _one_is_ancestor_of_all(snap, uuids):
     return bool(common & uuids)
 
 
-def _make_candidate(groups, chosen, sums):
-    # One sort of the (uuid, class) keys orders both the providers and
-    # each provider's classes (both keys are unique), instead of a sort
-    # per provider and one of the providers.
+def _make_candidate(groups, chosen, sums, rank, suffix_rank):
+    # One sort of the (uuid, class) keys orders the providers and groups
+    # each provider's classes, instead of a sort of the providers and a
+    # grouping pass; a provider's classes are then put in the query's
+    # order (``rank``: CandidateRequest.class_rank), most providers
+    # having a single class to order; the mappings are in the query's
+    # order of the groups (``suffix_rank``).
     allocations, current, resources = [], None, None
     for key in sorted(sums):
         uuid = key[0]
         if uuid != current:
             if resources is not None:
-                allocations.append((current, tuple(resources)))
+                allocations.append((current, _ranked(resources, rank)))
             current, resources = uuid, []
         resources.append((key[1], sums[key]))
     if resources is not None:
-        allocations.append((current, tuple(resources)))
+        allocations.append((current, _ranked(resources, rank)))
     mappings = {}
     for group, option in zip(groups, chosen):
         suffix = group.suffix
@@ -1259,7 +1274,15 @@ def _make_candidate(groups, chosen, sums):
     return Candidate.of(
         tuple(allocations),
         tuple(sorted([(suffix, tuple(sorted(uuids)))
-                      for suffix, uuids in mappings.items()])))
+                      for suffix, uuids in mappings.items()],
+                     key=lambda pair: suffix_rank[pair[0]])))
+
+
+def _ranked(resources, rank):
+    """``resources`` ([(class, amount)]) as a tuple in ``rank``'s order."""
+    if len(resources) > 1:
+        resources.sort(key=lambda pair: rank[pair[0]])
+    return tuple(resources)
 
 
 def _demand(groups):
@@ -1410,7 +1433,8 @@ class _AnchorMemo:
         return walks.memo((
             _shape_key(request), request.version, request.root_required,
             request.root_forbidden, request.same_subtrees,
-            tuple(tuple(sorted(group.resources.items()))
+            # In the query's order, which the candidates' bodies keep.
+            tuple(tuple(group.resources.items())
                   for group in request.groups)))
 
     def recall(self, inventories, anchor):
@@ -1522,6 +1546,13 @@ def _spread_classes(request):
     return tuple(sorted(group.resources.items()))
 
 
+def _query_order(classes, rank):
+    """The indexes of ``classes`` ((class, amount), ...) in ``rank``'s
+    order (CandidateRequest.class_rank)."""
+    return tuple(sorted(range(len(classes)),
+                        key=lambda i: rank[classes[i][0]]))
+
+
 def _spread_walks(snap, request, index):
     """Per viable anchor, an iterator of provider tuples (one provider
     per class of ``_spread_classes``); the spread request's counterpart
@@ -1590,7 +1621,8 @@ def search(snap, request, options=SearchOptions()):
     candidates = _apply_limit(candidates, request.limit, options)
     spread = _spread_classes(request)
     if spread is not None:
-        candidates = [SpreadCandidate(providers, spread)
+        order = _query_order(spread, request.class_rank)
+        candidates = [SpreadCandidate(providers, spread, order)
                       for providers in candidates]
     return SearchResult(candidates, _summary_trees(snap, request,
                                                    candidates))

@@ -17,6 +17,7 @@ raises upstream's 400s against sets of known names the caller supplies.
 """
 
 import dataclasses
+import functools
 import re
 import uuid as uuid_lib
 
@@ -87,6 +88,25 @@ class CandidateRequest:
     @property
     def nested_aware(self):
         return self.version.supports('nested_candidates')
+
+    @functools.cached_property
+    def class_rank(self):
+        """{class: its place in an answer's resources}: the order the
+        query names the classes in, group after group, which upstream's
+        answers keep. Worked out once per request (the handler's memo of
+        parsed queries hands the same request out again)."""
+        rank = {}
+        for group in self.groups:
+            for name in group.resources:
+                rank.setdefault(name, len(rank))
+        return rank
+
+    @functools.cached_property
+    def suffix_rank(self):
+        """{suffix: its place in an answer's mappings}: the order the
+        query names the groups in, which upstream's answers keep."""
+        return {group.suffix: place
+                for place, group in enumerate(self.groups)}
 
     def group(self, suffix):
         for group in self.groups:

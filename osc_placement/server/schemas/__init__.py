@@ -26,22 +26,20 @@ def for_version(table, version):
     return chosen
 
 
-def validate(data, schema, template, formats, keep_order=False):
+def validate(data, schema, template, formats):
     """Raise errors.BadRequest (``template`` % the error) unless ``data``
     passes ``schema``, its format checks done by ``formats`` (a
     jsonschema.FormatChecker).
 
     When ``data`` breaks two rules that rank alike, the rule tried first
     is the one reported, and jsonschema tries them in the order of the
-    schema's keys. The query schemas of candidates and provider lists keep
-    their order (upstream's, ``keep_order``); the other schemas are tried
-    with their keys sorted, as they always were here: either way the 400
-    texts stay what they were."""
-    key = _key(schema, keep_order)
-    _check(_validator(key, formats), data, template)
+    schema's keys; the error's text prints the schema in that order too.
+    Both are upstream's as long as the schema's keys are in upstream's
+    order, which is why the schemas keep it."""
+    _check(_validator(_key(schema), formats), data, template)
 
 
-def validate_query(params, schema, keep_order=False):
+def validate_query(params, schema):
     """``validate`` for a query string: ``params`` maps each key to a
     string (its last value, as upstream validates ``dict(request.GET)``),
     in the query's order (again, the first error found of those ranking
@@ -52,7 +50,7 @@ def validate_query(params, schema, keep_order=False):
     request: a short query that passed is remembered (at most 1,024 of up
     to 2,048 characters). One that fails raises, which lru_cache does not
     remember, so it is checked (and fails) every time."""
-    key, items = _key(schema, keep_order), tuple(params.items())
+    key, items = _key(schema), tuple(params.items())
     if sum(len(name) + len(value) for name, value in items) <= REMEMBERED:
         _query_passes(key, items)
     else:
@@ -68,11 +66,10 @@ def _query_passes(key, items):
     return True
 
 
-def _key(schema, keep_order):
+def _key(schema):
     # The schema's text: validators are kept per schema, whoever built
     # the dict, and built from the text, so the text's order is theirs.
-    return orjson.dumps(schema,
-                        option=0 if keep_order else orjson.OPT_SORT_KEYS)
+    return orjson.dumps(schema)
 
 
 @functools.lru_cache(maxsize=None)

@@ -34,8 +34,8 @@ _PUT_10 = {
                         'type': 'object',
                         'properties': {'uuid': {'type': 'string',
                                                 'format': 'uuid'}},
-                        'required': ['uuid'],
                         'additionalProperties': False,
+                        'required': ['uuid'],
                     },
                     'resources': RESOURCES,
                 },
@@ -52,30 +52,45 @@ _PUT_18 = copy.deepcopy(_PUT_10)
 _PUT_18['properties'].update(project_id=_EXTERNAL_ID, user_id=_EXTERNAL_ID)
 _PUT_18['required'].extend(['project_id', 'user_id'])
 
-_PUT_112 = copy.deepcopy(_PUT_18)
-_PUT_112['properties']['allocations'] = {
+# 1.12 is written anew upstream, its keys in another order than 1.8's.
+_PUT_112 = {
     'type': 'object',
-    'minProperties': 1,
-    'patternProperties': {
-        UUID_KEY: {
+    'properties': {
+        'allocations': {
             'type': 'object',
-            'properties': {
-                # Accepted and ignored, as upstream.
-                'generation': {'type': 'integer'},
-                'resources': RESOURCES,
+            'minProperties': 1,
+            'patternProperties': {
+                UUID_KEY: {
+                    'type': 'object',
+                    'properties': {
+                        # Accepted and ignored, as upstream.
+                        'generation': {'type': 'integer'},
+                        'resources': RESOURCES,
+                    },
+                    'required': ['resources'],
+                    'additionalProperties': False,
+                },
             },
-            'required': ['resources'],
             'additionalProperties': False,
         },
+        'project_id': _EXTERNAL_ID,
+        'user_id': _EXTERNAL_ID,
     },
     'additionalProperties': False,
+    'required': ['allocations', 'project_id', 'user_id'],
 }
 
+# Empty allocations allowed: they remove the consumer's allocations.
+_DELETABLE = copy.deepcopy(_PUT_112)
+_DELETABLE['properties']['allocations']['minProperties'] = 0
+
 # 1.28: the consumer generation (null = new consumer); {} deletes.
-_PUT_128 = copy.deepcopy(_PUT_112)
-_PUT_128['properties']['consumer_generation'] = {'type': ['integer', 'null']}
+# "additionalProperties" means nothing beside a type that is no object,
+# but it is upstream's, and a 400 text prints it.
+_PUT_128 = copy.deepcopy(_DELETABLE)
+_PUT_128['properties']['consumer_generation'] = {
+    'type': ['integer', 'null'], 'additionalProperties': False}
 _PUT_128['required'].append('consumer_generation')
-del _PUT_128['properties']['allocations']['minProperties']
 
 # 1.34: mappings from allocation candidates, accepted and ignored. The
 # key pattern is unanchored upstream.
@@ -104,20 +119,18 @@ PUT = [('base', _PUT_10), ('allocation_project_user', _PUT_18),
        ('mappings', _PUT_134), ('consumer_types', _PUT_138)]
 
 
-def _by_consumer(entry):
-    """POST /allocations: ``entry`` per consumer key; empty allocations
-    allowed (they remove that consumer's allocations)."""
-    entry = copy.deepcopy(entry)
-    entry['properties']['allocations'].pop('minProperties', None)
+def by_consumer(entry, min_consumers=1):
+    """POST /allocations: ``entry`` per consumer key (the reshaper's
+    allocations: ``min_consumers`` 0)."""
     return {
         'type': 'object',
-        'minProperties': 1,
-        'patternProperties': {UUID_KEY: entry},
+        'minProperties': min_consumers,
         'additionalProperties': False,
+        'patternProperties': {UUID_KEY: copy.deepcopy(entry)},
     }
 
 
-POST = [('multi_consumer_allocations', _by_consumer(_PUT_112)),
-        ('consumer_generations', _by_consumer(_PUT_128)),
-        ('mappings', _by_consumer(_PUT_134)),
-        ('consumer_types', _by_consumer(_PUT_138))]
+POST = [('multi_consumer_allocations', by_consumer(_DELETABLE)),
+        ('consumer_generations', by_consumer(_PUT_128)),
+        ('mappings', by_consumer(_PUT_134)),
+        ('consumer_types', by_consumer(_PUT_138))]

@@ -31,8 +31,9 @@ PROVIDER_TRAITS = {
     'additionalProperties': False,
 }
 
-_AGG_LIST = {'type': 'array', 'uniqueItems': True,
-             'items': {'type': 'string', 'format': 'uuid'}}
+_AGG_LIST = {'type': 'array',
+             'items': {'type': 'string', 'format': 'uuid'},
+             'uniqueItems': True}
 AGGREGATES_11 = _AGG_LIST
 AGGREGATES_119 = {
     'type': 'object',
@@ -51,5 +52,5 @@ USAGES_19 = {
 }
 USAGES_138 = copy.deepcopy(USAGES_19)
 USAGES_138['properties']['consumer_type'] = {
-    'type': 'string', 'minLength': 1, 'maxLength': 255,
-    'pattern': '^[A-Z0-9_]+$|^all|^unknown$'}
+    'type': 'string', 'pattern': '^[A-Z0-9_]+$|^all|^unknown$',
+    'minLength': 1, 'maxLength': 255}

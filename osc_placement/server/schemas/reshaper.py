@@ -1,51 +1,48 @@
-"""POST /reshaper (1.30): new inventories and allocations for a tree."""
+"""POST /reshaper (1.30): new inventories and allocations for a tree.
+
+Upstream's schemas in upstream's order (see schemas/inventory.py), with
+a guard checked after them."""
 
 import copy
 
 from osc_placement.server.schemas import allocation
 from osc_placement.server.schemas import inventory
 
-_PROVIDER_INVENTORIES = {
-    'type': 'object',
-    'properties': {
-        'resource_provider_generation': {'type': 'integer'},
-        'inventories': {
-            'type': 'object',
-            'patternProperties': {
-                inventory.RC_PATTERN: copy.deepcopy(inventory.RECORD_IN_SET),
-            },
-            'additionalProperties': False,
-        },
-    },
-    'required': ['inventories', 'resource_provider_generation'],
-    'additionalProperties': False,
-}
 
-
-def _reshape(allocations):
-    allocations = copy.deepcopy(allocations)
-    # An inventory-only reshape names no consumer.
-    allocations.pop('minProperties', None)
+def _reshape(consumers):
+    # The reshaper came after consumer generations: its allocations are
+    # POST /allocations' of the same version, or none (an inventory-only
+    # reshape names no consumer).
     return {
         'type': 'object',
         'properties': {
             'inventories': {
                 'type': 'object',
-                'minProperties': 1,
                 'patternProperties': {
-                    allocation.UUID_KEY: _PROVIDER_INVENTORIES},
+                    allocation.UUID_KEY: copy.deepcopy(inventory.SET_ALL)},
+                'minProperties': 1,
                 'additionalProperties': False,
             },
-            'allocations': allocations,
+            'allocations': allocation.by_consumer(consumers,
+                                                  min_consumers=0),
         },
         'required': ['inventories', 'allocations'],
         'additionalProperties': False,
     }
 
 
-# The reshaper came after consumer generations: its allocations are
-# POST /allocations' of the same version.
-_POST_BY_RULE = dict(allocation.POST)
-RESHAPE = [('reshaper', _reshape(_POST_BY_RULE['consumer_generations'])),
-           ('mappings', _reshape(_POST_BY_RULE['mappings'])),
-           ('consumer_types', _reshape(_POST_BY_RULE['consumer_types']))]
+_PUT = dict(allocation.PUT)
+RESHAPE = [('reshaper', _reshape(_PUT['consumer_generations'])),
+           ('mappings', _reshape(_PUT['mappings'])),
+           ('consumer_types', _reshape(_PUT['consumer_types']))]
+
+# Each provider's inventories as inventory.SET_ALL_GUARD has them.
+GUARD = {
+    'type': 'object',
+    'properties': {
+        'inventories': {
+            'type': 'object',
+            'additionalProperties': inventory.SET_ALL_GUARD,
+        },
+    },
+}

@@ -521,8 +521,7 @@ class TestProviderFilters(testtools.TestCase):
     def parse(self, pairs, version=LATEST):
         """What the handler does with a query: check it, then parse it."""
         schemas.validate_query(
-            dict(pairs), rp_schema.list_query(microversion.Version(*version)),
-            keep_order=True)
+            dict(pairs), rp_schema.list_query(microversion.Version(*version)))
         return rg.parse_provider_filters(pairs, version)
 
     def assert_400(self, pairs, version, text):
@@ -630,8 +629,7 @@ class TestParserFuzz(testtools.TestCase):
         try:
             schemas.validate_query(
                 dict(pairs),
-                rp_schema.list_query(microversion.Version(*version)),
-                keep_order=True)
+                rp_schema.list_query(microversion.Version(*version)))
             rg.parse_provider_filters(pairs, version)
         except errors.BadRequest as exc:
             self.assertEqual(400, exc.status)
