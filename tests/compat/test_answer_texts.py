@@ -115,7 +115,7 @@ def _comparable(answer):
     return status, content_type, json.dumps(document)
 
 
-class TestAnswerTexts(upstream.BothSidesTestCase):
+class _OneHost(upstream.BothSidesTestCase):
 
     def setUp(self):
         super().setUp()
@@ -136,6 +136,9 @@ class TestAnswerTexts(upstream.BothSidesTestCase):
                      _comparable(_request(ours_base, *req)))
                     for req in requests]
 
+
+class TestAnswerTexts(_OneHost):
+
     def test_error_texts(self):
         for req, (theirs, ours) in zip(ERRORS, self._both(ERRORS)):
             self.assertEqual(theirs, ours, req)
@@ -146,3 +149,61 @@ class TestAnswerTexts(upstream.BothSidesTestCase):
         for req, (theirs, ours) in zip(requests, self._both(requests)):
             self.assertEqual(200, theirs[0], (req, theirs))
             self.assertEqual(theirs, ours, req)
+
+
+# Queries whose unsuffixed group upstream answers by another path once a
+# provider of the database has a parent or the sharing trait: its
+# classes come by class id (VCPU, MEMORY_MB, DISK_GB), suffixed groups'
+# in the query's order, group after group.
+TREE_PATH_QUERIES = CANDIDATE_QUERIES + [
+    ('resources=DISK_GB:10,MEMORY_MB:512&resources1=VCPU:2'
+     '&group_policy=none', '1.39'),
+    ('resources1=DISK_GB:10,MEMORY_MB:1&resources=MEMORY_MB:511,VCPU:2'
+     '&group_policy=none', '1.39'),
+    ('resources=DISK_GB:10,VCPU:2', '1.28'),
+    ('resources=DISK_GB:10,MEMORY_MB:512,VCPU:2', '1.29'),
+]
+# The providers that turn that path on, in no tree of the host and
+# holding no inventory, so that the answers stay one candidate.
+PARENT = populate.uid('texts-parent')
+CHILD = populate.uid('texts-child')
+SHARING = populate.uid('texts-sharing')
+
+
+class TestTreePathClassOrder(_OneHost):
+    """The unsuffixed group's classes with nested providers, sharing
+    providers or both in the database, each beside the host."""
+
+    def _add(self, nested, sharing):
+        with self.ours.serve() as base:
+            client = upstream.Client(base)
+            if nested:
+                populate.create_provider(client, 'texts-parent', PARENT)
+                populate.create_provider(client, 'texts-child', CHILD,
+                                         parent=PARENT)
+            if sharing:
+                populate.create_provider(client, 'texts-sharing', SHARING)
+                populate.set_traits(client, SHARING,
+                                    ['MISC_SHARES_VIA_AGGREGATE'])
+
+    def _compare(self):
+        requests = [('GET', '/allocation_candidates?' + query, None, {},
+                     version) for query, version in TREE_PATH_QUERIES]
+        differ = []
+        for req, (theirs, ours) in zip(requests, self._both(requests)):
+            self.assertEqual(200, theirs[0], (req, theirs))
+            if theirs != ours:
+                differ.append((req[1], req[4], theirs[2], ours[2]))
+        self.assertEqual([], differ)
+
+    def test_nested_without_sharing(self):
+        self._add(nested=True, sharing=False)
+        self._compare()
+
+    def test_sharing_without_nested(self):
+        self._add(nested=False, sharing=True)
+        self._compare()
+
+    def test_nested_and_sharing(self):
+        self._add(nested=True, sharing=True)
+        self._compare()

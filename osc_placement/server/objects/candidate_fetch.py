@@ -30,6 +30,7 @@ changes is prepared once per connection (see db/engine.py).
 
 import collections
 import dataclasses
+import functools
 import logging
 import operator
 import threading
@@ -836,7 +837,16 @@ class SliceReader:
         if not window:
             return candidate_search.Snapshot(providers={})
         return _load_trees(self.conn, self.dialect, window,
-                           [(rp_id, root) for rp_id, _, root in anchors])
+                           [(rp_id, root) for rp_id, _, root in anchors],
+                           self.unsuffixed_by_class_id)
+
+    @functools.cached_property
+    def unsuffixed_by_class_id(self):
+        """Snapshot.unsuffixed_by_class_id for the windows: read once per
+        request, on its first window (a kept structure knows it already:
+        _read_every_tree)."""
+        return bool(_read_nested_or_sharing(self.conn,
+                                            self.params['sharing_id']))
 
     def _choose(self, count):
         """The window's roots, the anchor rows worth loading and the
@@ -865,18 +875,47 @@ class SliceReader:
             sharing_roots
 
 
-def _load_trees(conn, dialect, root_ids, anchors):
+def _load_trees(conn, dialect, root_ids, anchors, by_class_id):
     result = conn.execute(_statement((dialect, SOME_TREES), _build_load),
                           {'roots': sorted(root_ids)})
     parts = _split(_driver_rows(result))
     uuid_of = _uuids(parts[_PROVIDER])
-    return _snapshot(
-        parts, uuid_of, _inventories(parts[_INVENTORY], uuid_of, conn),
+    names, rows = _known_inventory_rows(parts[_INVENTORY], uuid_of, conn)
+    snap = _snapshot(
+        parts, uuid_of, _inventories_of(rows, uuid_of, names),
         # Anchors outside the window are left out: the search must not
         # walk a tree it has not loaded.
         lambda snap: candidate_search.group_pairs(
             (uuid_of[s], uuid_of[r]) for s, r in anchors
             if s in uuid_of and r in uuid_of))
+    return dataclasses.replace(snap, class_ids=_class_ids(names),
+                               unsuffixed_by_class_id=by_class_id)
+
+
+def _class_ids(names):
+    """{class name: id} of ``names``, {class id: name}."""
+    return {name: class_id for class_id, name in names.items()}
+
+
+def _nested_or_sharing(snap):
+    """Some provider of ``snap`` has a parent or shares its inventory
+    (Snapshot.unsuffixed_by_class_id, when it holds every provider)."""
+    sharing = candidate_search.SHARING_TRAIT
+    return (any(provider.parent_uuid is not None
+                for provider in snap.providers.values())
+            or any(sharing in traits for traits in snap.traits.values()))
+
+
+def _read_nested_or_sharing(conn, sharing_id):
+    """Whether some provider of the database has a parent or the trait
+    ``sharing_id`` (None: the trait does not exist): what a window, which
+    holds a few trees, cannot tell (upstream's _has_provider_trees and
+    get_sharing_providers). Two probes that stop at the first row."""
+    nested = sa.exists().where(_RP.c.parent_provider_id.is_not(None))
+    if sharing_id is None:
+        return conn.execute(sa.select(nested)).scalar()
+    sharing = sa.exists().where(_RPT.c.trait_id == sharing_id)
+    return conn.execute(sa.select(sa.or_(nested, sharing))).scalar()
 
 
 def _kept_snapshot(conn):
@@ -918,6 +957,12 @@ def _read_every_tree(conn, dialect, keep=True):
     # Every provider is loaded, so every sharing provider's peers are.
     snap = _snapshot(parts, uuid_of, _inventories_of(rows, uuid_of, names),
                      candidate_search.compute_anchors)
+    # Every provider is in it, so it says whether any has a parent or
+    # shares: kept with it, the answer holds as long as the stamp, which
+    # changes with any provider's parent or traits.
+    snap = dataclasses.replace(
+        snap, class_ids=_class_ids(names),
+        unsuffixed_by_class_id=_nested_or_sharing(snap))
     if keep and stamp is not None:
         _kept[conn.engine] = _KeptStructure(stamp, snap, uuid_of, names,
                                             horizon)
@@ -1161,12 +1206,6 @@ def _known_inventory_rows(rows, uuid_of, conn):
     names = resource_class.names_for(conn, {row[1] for row in rows})
     return names, [row for row in sorted(rows, key=operator.itemgetter(0, 1))
                    if row[0] in uuid_of and row[1] in names]
-
-
-def _inventories(rows, uuid_of, conn):
-    """{provider uuid: {class name: Inventory}} of the inventory part."""
-    names, rows = _known_inventory_rows(rows, uuid_of, conn)
-    return _inventories_of(rows, uuid_of, names)
 
 
 def _inventories_of(rows, uuid_of, names):

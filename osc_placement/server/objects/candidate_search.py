@@ -206,6 +206,14 @@ class Snapshot:
     trait_ids:   trait name -> trait id, of every trait in ``traits``:
                  summaries list a provider's traits in id order, as
                  upstream's query returns them (standard before custom).
+    class_ids:   resource class name -> class id, of every class in
+                 ``inventories``
+    unsuffixed_by_class_id:
+                 some provider of the database (not only of this
+                 snapshot) has a parent or the MISC_SHARES_VIA_AGGREGATE
+                 trait, so upstream answers the unsuffixed group by its
+                 tree path, which lists that group's classes in class id
+                 order rather than the query's (class_rank_of)
     derived:     what the search works out from the providers, traits and
                  anchors alone (the tree index), kept for the snapshots
                  that share them: those a worker answers from one kept
@@ -225,6 +233,8 @@ class Snapshot:
     aggregates: dict = dataclasses.field(default_factory=dict)
     anchors: dict = dataclasses.field(default_factory=dict)
     trait_ids: dict = dataclasses.field(default_factory=dict)
+    class_ids: dict = dataclasses.field(default_factory=dict)
+    unsuffixed_by_class_id: bool = False
     derived: dict = dataclasses.field(default_factory=dict, compare=False,
                                       repr=False)
 
@@ -481,8 +491,8 @@ class Candidate(_CandidateViews, collections.namedtuple(
     upstream's duplicates.
 
     allocations: ((uuid, ((class, amount), ...)), ...), the providers
-                 sorted, each one's classes in the query's order
-                 (CandidateRequest.class_rank), as upstream answers them
+                 sorted, each one's classes in upstream's order
+                 (class_rank_of: the query's, or partly by class id)
     mappings:    ((suffix, (uuid, ...)), ...), the suffixes in the
                  query's order, each one's providers sorted
     hashed:      the hash of the two, worked out once (Candidate.of)
@@ -1083,14 +1093,14 @@ class _Combiner:
     """Depth-first walk choosing one option per level for one anchor,
     pruning partial combinations that can no longer become valid."""
 
-    def __init__(self, snap, request, levels, checkpoints):
+    def __init__(self, snap, request, rank, levels, checkpoints):
         self.snap = snap
         self.inventories = snap.inventories
         self.levels = levels
         self.groups = [level.group for level in levels]
         self.isolate = request.group_policy == 'isolate'
         self.nested_aware = request.nested_aware
-        self.rank = request.class_rank
+        self.rank = rank  # class_rank_of, once per search
         self.suffix_rank = request.suffix_rank
         self.checks = checkpoints(self.groups)
         unsuffixed = [group for group in self.groups
@@ -1251,7 +1261,7 @@ def _make_candidate(groups, chosen, sums, rank, suffix_rank):
     # One sort of the (uuid, class) keys orders the providers and groups
     # each provider's classes, instead of a sort of the providers and a
     # grouping pass; a provider's classes are then put in the query's
-    # order (``rank``: CandidateRequest.class_rank), most providers
+    # order (``rank``: class_rank_of), most providers
     # having a single class to order; the mappings are in the query's
     # order of the groups (``suffix_rank``).
     allocations, current, resources = [], None, None
@@ -1331,6 +1341,7 @@ def _anchor_walks(snap, request, index):
     demand = _demand(request.groups)
     checkpoints = _CheckpointCache(request.same_subtrees)
     isolate = request.group_policy == 'isolate'
+    rank = class_rank_of(snap, request)
 
     def walk_under(anchor, serving):
         levels = []
@@ -1344,7 +1355,8 @@ def _anchor_walks(snap, request, index):
         if not (_walk_is_small(levels)
                 or _tree_can_cover(snap, demand, levels)):
             return None
-        return _Combiner(snap, request, _most_constrained_first(levels),
+        return _Combiner(snap, request, rank,
+                         _most_constrained_first(levels),
                          checkpoints).walk()
     return _walks_of_anchors(snap, request, index, walk_under)
 
@@ -1546,9 +1558,20 @@ def _spread_classes(request):
     return tuple(sorted(group.resources.items()))
 
 
+def class_rank_of(snap, request):
+    """{class: its place in an answer's resources} for ``request`` in
+    ``snap``: the query's order (CandidateRequest.class_rank), or with the
+    unsuffixed group's classes in class id order where upstream takes its
+    tree path for that group (Snapshot.unsuffixed_by_class_id). Worked
+    out once per request and snapshot, not per candidate."""
+    if not snap.unsuffixed_by_class_id:
+        return request.class_rank
+    return request.class_rank_by_id(snap.class_ids)
+
+
 def _query_order(classes, rank):
     """The indexes of ``classes`` ((class, amount), ...) in ``rank``'s
-    order (CandidateRequest.class_rank)."""
+    order (class_rank_of)."""
     return tuple(sorted(range(len(classes)),
                         key=lambda i: rank[classes[i][0]]))
 
@@ -1621,7 +1644,7 @@ def search(snap, request, options=SearchOptions()):
     candidates = _apply_limit(candidates, request.limit, options)
     spread = _spread_classes(request)
     if spread is not None:
-        order = _query_order(spread, request.class_rank)
+        order = _query_order(spread, class_rank_of(snap, request))
         candidates = [SpreadCandidate(providers, spread, order)
                       for providers in candidates]
     return SearchResult(candidates, _summary_trees(snap, request,
@@ -1680,6 +1703,8 @@ def merge_snapshots(snaps):
         merged.inventories.update(snap.inventories)
         merged.traits.update(snap.traits)
         merged.trait_ids.update(snap.trait_ids)
+        merged.class_ids.update(snap.class_ids)
+        merged.unsuffixed_by_class_id |= snap.unsuffixed_by_class_id
         merged.aggregates.update(snap.aggregates)
         for uuid, roots in snap.anchors.items():
             anchors[uuid] |= roots

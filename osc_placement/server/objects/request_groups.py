@@ -101,6 +101,32 @@ class CandidateRequest:
                 rank.setdefault(name, len(rank))
         return rank
 
+    def class_rank_by_id(self, class_ids):
+        """class_rank with the unsuffixed group's classes in class id
+        order (``class_ids``: {name: id}), as upstream's tree path for
+        that group lists them (it builds them from a dict sorted by class
+        id); a class without an id (no inventory anywhere, so in no
+        answer) goes last. The other groups keep the query's order, group
+        after group. Remembered per ids of the request's classes, which
+        stay the same while a structure is kept."""
+        key = tuple(class_ids.get(name) for name in self.class_rank)
+        ranks = self.__dict__.setdefault('_ranks_by_id', {})
+        rank = ranks.get(key)
+        if rank is None:
+            rank = ranks[key] = self._ranked_by_id(class_ids)
+        return rank
+
+    def _ranked_by_id(self, class_ids):
+        rank = {}
+        for group in self.groups:
+            names = list(group.resources)
+            if not group.use_same_provider:
+                names.sort(key=lambda name: (name not in class_ids,
+                                             class_ids.get(name, 0)))
+            for name in names:
+                rank.setdefault(name, len(rank))
+        return rank
+
     @functools.cached_property
     def suffix_rank(self):
         """{suffix: its place in an answer's mappings}: the order the

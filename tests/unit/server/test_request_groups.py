@@ -633,3 +633,35 @@ class TestParserFuzz(testtools.TestCase):
             rg.parse_provider_filters(pairs, version)
         except errors.BadRequest as exc:
             self.assertEqual(400, exc.status)
+
+
+class TestClassRanks(ParseHelpers):
+    """The classes' places in an answer: the query's order, or the
+    unsuffixed group's by class id (upstream's tree path)."""
+
+    IDS = {'VCPU': 0, 'MEMORY_MB': 1, 'DISK_GB': 2, 'CUSTOM_X': 10000}
+
+    def ranked(self, rank):
+        return sorted(rank, key=rank.get)
+
+    def test_unsuffixed_by_id_suffixed_as_named(self):
+        request = self.parse({'resources2': 'CUSTOM_X:1,VCPU:1',
+                              'resources': 'DISK_GB:1,MEMORY_MB:1,VCPU:1',
+                              'group_policy': 'none'})
+        self.assertEqual(['CUSTOM_X', 'VCPU', 'DISK_GB', 'MEMORY_MB'],
+                         self.ranked(request.class_rank))
+        self.assertEqual(['CUSTOM_X', 'VCPU', 'MEMORY_MB', 'DISK_GB'],
+                         self.ranked(request.class_rank_by_id(self.IDS)))
+
+    def test_a_class_without_id_goes_last(self):
+        request = self.parse({'resources': 'CUSTOM_Y:1,DISK_GB:1,VCPU:1'})
+        self.assertEqual(['VCPU', 'DISK_GB', 'CUSTOM_Y'],
+                         self.ranked(request.class_rank_by_id(self.IDS)))
+
+    def test_remembered_per_ids(self):
+        request = self.parse({'resources': 'DISK_GB:1,VCPU:1'})
+        first = request.class_rank_by_id(self.IDS)
+        self.assertIs(first, request.class_rank_by_id(dict(self.IDS)))
+        swapped = dict(self.IDS, VCPU=3)
+        self.assertEqual(['DISK_GB', 'VCPU'],
+                         self.ranked(request.class_rank_by_id(swapped)))
