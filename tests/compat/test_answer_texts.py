@@ -207,3 +207,76 @@ class TestTreePathClassOrder(_OneHost):
     def test_nested_and_sharing(self):
         self._add(nested=True, sharing=True)
         self._compare()
+
+
+class TestSharedDiskClassOrder(_OneHost):
+    """Candidates over two providers, the host and a disk it shares an
+    aggregate with, beside the host's own disk: several candidates, which
+    upstream lists in no set order, each compared with its keys in order
+    (the classes of each provider, the summaries' classes), but for the
+    order of the providers of a candidate."""
+
+    QUERIES = [
+        ('resources=DISK_GB:10,MEMORY_MB:512,VCPU:2', '1.39'),
+        ('resources=MEMORY_MB:512,DISK_GB:10,VCPU:2', '1.12'),
+        ('resources=DISK_GB:10,MEMORY_MB:512&resources1=VCPU:2'
+         '&group_policy=none', '1.39'),
+        ('resources1=DISK_GB:10&resources=VCPU:2,MEMORY_MB:512'
+         '&group_policy=none', '1.39'),
+    ]
+
+    def setUp(self):
+        super().setUp()
+        aggregate = populate.uid('texts-aggregate')
+        with self.ours.serve() as base:
+            client = upstream.Client(base)
+            populate.create_provider(client, 'texts-sharing', SHARING)
+            populate.set_inventories(client, SHARING,
+                                     {'DISK_GB': {'total': 1000}})
+            populate.set_traits(client, SHARING,
+                                ['MISC_SHARES_VIA_AGGREGATE'])
+            for rp in (COMPUTE, SHARING):
+                populate.set_aggregates(client, rp, [aggregate])
+
+    def test_each_candidate_and_summary(self):
+        requests = [('GET', '/allocation_candidates?' + query, None, {},
+                     version) for query, version in self.QUERIES]
+        differ = []
+        for req, (theirs, ours) in zip(requests, self._both(requests)):
+            self.assertEqual(200, theirs[0], (req, theirs))
+            if _unordered(theirs) != _unordered(ours):
+                differ.append((req[1], req[4], theirs[2], ours[2]))
+        self.assertEqual([], differ)
+
+
+def _unordered(answer):
+    """A comparable candidates answer without the order of its candidates
+    and summaries, each one's text in its keys' order; and how many
+    candidates (two here: the host's disk or the shared one)."""
+    document = json.loads(answer[2])
+    requests = document['allocation_requests']
+    summaries = document['provider_summaries']
+    if isinstance(summaries, dict):
+        summaries = sorted(json.dumps([uuid, summary])
+                           for uuid, summary in summaries.items())
+    return (len(requests), sorted(json.dumps(_by_provider(request))
+                                  for request in requests), summaries)
+
+
+def _by_provider(request):
+    """An allocation request with its providers sorted, in its
+    allocations and in each suffix's mappings (upstream's come from a
+    set: their order is each side's own, see
+    doc/source/server/upstream-parity.rst), each one's classes as they
+    came."""
+    if 'mappings' in request:
+        request = dict(request, mappings={
+            suffix: sorted(uuids)
+            for suffix, uuids in request['mappings'].items()})
+    allocations = request['allocations']
+    if isinstance(allocations, dict):
+        allocations = dict(sorted(allocations.items()))
+    else:
+        allocations = sorted(allocations, key=lambda allocation:
+                             allocation['resource_provider']['uuid'])
+    return dict(request, allocations=allocations)
