@@ -43,12 +43,11 @@ DEMO_RP = str(uuid.UUID(int=0x35))
 CUSTOM_CLASS = 'CUSTOM_KEYSTONE_PARITY'
 
 
-def requests_of(side, user, project_id):
+def requests_of(tag, project_id):
     """(label, method, path, body, microversion) of the compared
-    requests: reads, writes whose objects are this side's and this
-    user's alone (so each side answers the same whatever ran first),
-    candidates, usages and the reshaper."""
-    tag = '%s-%s' % (side, user)
+    requests: reads, writes whose objects are named after ``tag`` alone
+    (one per side and user, so each side answers the same whatever ran
+    first), candidates, usages and the reshaper."""
     trait = 'CUSTOM_' + tag.upper().replace('-', '_')
     consumer = str(uuid.uuid5(uuid.NAMESPACE_URL, tag))
     rp_path = '/resource_providers/' + DEMO_RP
@@ -157,20 +156,23 @@ class TestRoleParity(_BehindKeystone):
         cls.tokens = {user: cls.keystone.token(user)
                       for user in COMPARED_USERS}
 
-    def answers(self, side, user):
+    def answers(self, side, user, test):
+        """{label: (status, body)} of the requests of ``user`` to
+        ``side``, whose writes are named after the side, user and test."""
         project_id = self.keystone.project_ids[identity.PROJECT]
+        tag = '%s-%s-%s' % (side, user, test)
         return {label: placement.request(
             self.bases[side], method, path, self.tokens[user], body=body,
             version=version)
             for label, method, path, body, version in requests_of(
-                side, user, project_id)}
+                tag, project_id)}
 
     def test_each_roles_statuses_are_upstreams(self):
         table = []
         differences = []
         for user in COMPARED_USERS:
-            theirs = self.answers('upstream', user)
-            ours = self.answers('ours', user)
+            theirs = self.answers('upstream', user, 'parity')
+            ours = self.answers('ours', user, 'parity')
             for label in theirs:
                 pair = (theirs[label][0], ours[label][0])
                 table.append('%-16s %-24s upstream %d ours %d' % (
@@ -187,7 +189,7 @@ class TestRoleParity(_BehindKeystone):
 
     def test_project_admin_succeeds(self):
         # So that the comparison is not one of two identical failures.
-        answers = self.answers('ours', 'project-admin')
+        answers = self.answers('ours', 'project-admin', 'admin')
         statuses = {label: answer[0] for label, answer in answers.items()}
         expected = dict.fromkeys(statuses, 200)
         expected.update({'create trait': 201, 'allocate': 204,
@@ -203,7 +205,7 @@ class TestRoleParity(_BehindKeystone):
             self.bases['ours'], method, path, token, body=body,
             version=version)[0]
             for label, method, path, body, version in requests_of(
-                'ours', 'system-admin', project_id)}
+                'ours-system-admin-scope', project_id)}
         self.assertEqual({label: 403 for label in statuses}, statuses)
 
     def test_service_token_beside_a_users_token(self):
