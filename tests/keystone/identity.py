@@ -72,6 +72,7 @@ class Keystone:
         self.conf_path = self._write_conf(token_seconds)
         self.popen = None
         self.project_ids = {}
+        self.placement_service = None
         self._bootstrap()
 
     def _bin(self, name):
@@ -206,10 +207,9 @@ class Keystone:
                                             {'name': name}, token)
         return roles
 
-    def populate(self, placement_urls=()):
-        """The projects and users of USERS with their roles, and each URL
-        of ``placement_urls`` ({region: url}) in the catalog as the
-        placement service's public endpoint."""
+    def populate(self):
+        """The projects and users of USERS with their roles, and the
+        placement service in the catalog."""
         token = self._admin_token()
         roles = self._role_ids(token)
         for project in (PROJECT, SERVICE_PROJECT):
@@ -229,18 +229,17 @@ class Keystone:
             if status != 204:
                 raise KeystoneFailed('role %s on %s for %s -> %s %s' % (
                     role, scope, name, status, answer))
-        self._register_placement(dict(placement_urls), token)
-
-    def _register_placement(self, urls, token):
-        if not urls:
-            return
-        service_id = self._created('/services', 'service', {
+        self.placement_service = self._created('/services', 'service', {
             'name': 'placement', 'type': 'placement'}, token)
-        for region, url in sorted(urls.items()):
-            self.api('POST', '/regions', {'region': {'id': region}}, token)
-            self._created('/endpoints', 'endpoint', {
-                'service_id': service_id, 'interface': 'public',
-                'region_id': region, 'url': url}, token)
+
+    def register_placement(self, region, url):
+        """``url`` in the catalog as placement's public endpoint in
+        ``region``, which is created."""
+        token = self._admin_token()
+        self._created('/regions', 'region', {'id': region}, token)
+        self._created('/endpoints', 'endpoint', {
+            'service_id': self.placement_service, 'interface': 'public',
+            'region_id': region, 'url': url}, token)
 
     # Tokens, as clients get them: keystoneauth1's password plugin.
 

@@ -31,7 +31,7 @@ def shared_keystone():
         keystone = identity.Keystone()
         atexit.register(keystone.remove)
         keystone.start()
-        keystone.populate({identity.REGION: 'http://127.0.0.1/placement'})
+        keystone.populate()
         _KEYSTONE.append(keystone)
     return _KEYSTONE[0]
 
@@ -40,7 +40,7 @@ def shared_keystone():
 COMPARED_USERS = ('project-admin', 'project-member', 'project-reader',
                   'project-service', 'system-admin', 'system-reader')
 DEMO_RP = str(uuid.UUID(int=0x35))
-CUSTOM_CLASS = 'CUSTOM_KEYSTONE_PARITY'
+CATALOG_REGIONS = {'ours': 'RegionOurs', 'upstream': 'RegionUpstream'}
 
 
 def requests_of(tag, project_id):
@@ -155,6 +155,10 @@ class TestRoleParity(_BehindKeystone):
                     method, path, status, answer))
         cls.tokens = {user: cls.keystone.token(user)
                       for user in COMPARED_USERS}
+        # Each side in a region of its own, as a deployment migrating
+        # from one to the other might have them.
+        for side, base in cls.bases.items():
+            cls.keystone.register_placement(CATALOG_REGIONS[side], base)
 
     def answers(self, side, user, test):
         """{label: (status, body)} of the requests of ``user`` to
@@ -197,6 +201,20 @@ class TestRoleParity(_BehindKeystone):
                          # The reshaper is the service role's alone.
                          'reshape': 403})
         self.assertEqual(expected, statuses)
+
+    def test_catalog_leads_to_each_side(self):
+        # As a client finds Placement: keystoneauth1 and the catalog.
+        session = self.keystone.session('project-admin')
+        for side, region in sorted(CATALOG_REGIONS.items()):
+            response = session.get(
+                '/resource_providers', endpoint_filter={
+                    'service_type': 'placement', 'interface': 'public',
+                    'region_name': region},
+                headers={'OpenStack-API-Version': 'placement 1.39'})
+            self.assertEqual(200, response.status_code)
+            self.assertTrue(response.url.startswith(self.bases[side]),
+                            response.url)
+            self.assertIn('keystone-compute', response.text)
 
     def test_system_scoped_admin_is_refused_everywhere(self):
         project_id = self.keystone.project_ids[identity.PROJECT]
