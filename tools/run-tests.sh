@@ -4,8 +4,9 @@
 #
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
-#                                      compat | packaging | monitoring |
-#                                      upstream-client | lint | docs
+#                                      compat | keystone | packaging |
+#                                      monitoring | upstream-client | lint |
+#                                      docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -16,6 +17,11 @@
 # The compat suite runs upstream Placement 16.0.0 beside ours on each
 # database; upstream is installed by tools/upstream-venv.sh into a
 # virtualenv of its own (.venv-upstream), never into .venv.
+#
+# The keystone suite runs once, on SQLite: ours and upstream 16.0.0 behind
+# a real Keystone, which tools/keystone-venv.sh installs into a virtualenv
+# of its own (.venv-keystone). One Keystone serves the whole suite, so it
+# runs with one worker.
 #
 # The packaging suite runs once, whatever the databases: it builds a
 # virtualenv of its own in a temporary directory with upstream Placement
@@ -172,6 +178,19 @@ run_compat() {
     run_on_databases compat
 }
 
+# Keystone and upstream 16.0.0 in their virtualenvs, then the suite. A
+# failed install counts as a failure, never as a skip.
+run_keystone() {
+    if ! "$top/tools/keystone-venv.sh" || ! "$top/tools/upstream-venv.sh"
+    then
+        echo "=== keystone: a virtualenv failed to install (a failure)"
+        failed=$((failed + 1))
+        return
+    fi
+    STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
+        run_suite keystone ./tests/keystone
+}
+
 # Upstream osc-placement's own functional suite, run with our client against
 # upstream Placement (tools/upstream-client-functional.sh): the drop-in
 # promise, checked on every run.
@@ -190,7 +209,7 @@ run_monitoring() {
     run_suite monitoring ./tests/monitoring
 }
 
-suites=${*:-lint docs unit packaging monitoring server functional compat upstream-client}
+suites=${*:-lint docs unit packaging monitoring server functional compat keystone upstream-client}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -198,12 +217,13 @@ for suite in $suites; do
         unit) run_suite unit ./tests/unit ;;
         server|functional) run_on_databases "$suite" ;;
         compat) run_compat ;;
+        keystone) run_keystone ;;
         upstream-client) run_upstream_client ;;
         monitoring) run_monitoring ;;
         # One virtualenv for every test of the suite: one worker.
         packaging) STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
             run_suite packaging ./tests/packaging ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, packaging, monitoring, upstream-client, lint, docs)"; exit 2 ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, keystone, packaging, monitoring, upstream-client, lint, docs)"; exit 2 ;;
     esac
 done
 
