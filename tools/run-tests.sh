@@ -5,8 +5,8 @@
 #   tools/run-tests.sh                 all suites, every reachable database
 #   tools/run-tests.sh unit            one suite: unit | server | functional |
 #                                      compat | keystone | packaging |
-#                                      monitoring | upstream-client | lint |
-#                                      docs
+#                                      monitoring | upstream-client |
+#                                      openstacksdk | lint | docs
 #   OSC_PLACEMENT_DATABASES="sqlite postgresql" tools/run-tests.sh server
 #
 # Server and functional suites run once per database: SQLite always, and
@@ -199,6 +199,14 @@ run_upstream_client() {
         bash "$top/tools/upstream-client-functional.sh"
 }
 
+# openstacksdk's own Placement functional tests, of the release installed,
+# against our server behind a real Keystone
+# (tools/openstacksdk-functional.sh): the SDK Watcher and tools use.
+run_openstacksdk() {
+    run_counted "openstacksdk placement functional tests, our server" \
+        bash "$top/tools/openstacksdk-functional.sh"
+}
+
 # Prometheus and promtool first (installed when missing), then the suite.
 run_monitoring() {
     if ! "$top/tools/prometheus.sh" >/dev/null; then
@@ -209,7 +217,8 @@ run_monitoring() {
     run_suite monitoring ./tests/monitoring
 }
 
-suites=${*:-lint docs unit packaging monitoring server functional compat keystone upstream-client}
+suites=${*:-lint docs unit packaging monitoring server functional compat
+    keystone upstream-client openstacksdk}
 for suite in $suites; do
     case "$suite" in
         lint) run_lint ;;
@@ -219,11 +228,12 @@ for suite in $suites; do
         compat) run_compat ;;
         keystone) run_keystone ;;
         upstream-client) run_upstream_client ;;
+        openstacksdk) run_openstacksdk ;;
         monitoring) run_monitoring ;;
         # One virtualenv for every test of the suite: one worker.
         packaging) STESTR_ARGS="--serial ${STESTR_ARGS:-}" \
             run_suite packaging ./tests/packaging ;;
-        *) echo "unknown suite $suite (unit, server, functional, compat, keystone, packaging, monitoring, upstream-client, lint, docs)"; exit 2 ;;
+        *) echo "unknown suite $suite (unit, server, functional, compat, keystone, packaging, monitoring, upstream-client, openstacksdk, lint, docs)"; exit 2 ;;
     esac
 done
 
