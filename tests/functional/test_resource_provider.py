@@ -492,7 +492,7 @@ class TestProviderErrorPaths(base.FunctionalTestCase):
         result = self.assertCommandFails(
             ['resource', 'provider', 'create', 'x' * 201],
             'JSON does not validate: ')
-        self.assertIn("{'maxLength': 200, 'type': 'string'}", result.stderr)
+        self.assertIn("{'type': 'string', 'maxLength': 200}", result.stderr)
         self.assertEndsWithRequestId(result.stderr, 400)
         self.assertEqual(1, len(result.stderr.splitlines()))
 
