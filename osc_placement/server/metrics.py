@@ -318,17 +318,25 @@ _PROVIDER_SERIES = (
 )
 
 
-def _provider_families(inventories):
+def _gauge_families(series, labels, rows):
+    """One gauge family per ``(name, documentation, field)`` of
+    ``series``, with a sample per ``(label values, record)`` of ``rows``
+    holding the record's ``field``."""
     from prometheus_client import core
     families = []
-    for name, documentation, field in _PROVIDER_SERIES:
-        family = core.GaugeMetricFamily(name, documentation,
-                                        labels=_PROVIDER_LABELS)
-        for inventory in inventories:
-            family.add_metric((inventory.provider, inventory.resource_class),
-                              getattr(inventory, field))
+    for name, documentation, field in series:
+        family = core.GaugeMetricFamily(name, documentation, labels=labels)
+        for values, record in rows:
+            family.add_metric(values, getattr(record, field))
         families.append(family)
     return families
+
+
+def _provider_families(inventories):
+    return _gauge_families(
+        _PROVIDER_SERIES, _PROVIDER_LABELS,
+        [((inventory.provider, inventory.resource_class), inventory)
+         for inventory in inventories])
 
 
 _CLOUD_SERIES = (
@@ -346,33 +354,26 @@ _CLOUD_SERIES = (
 
 def _cloud_families(cloud):
     from prometheus_client import core
-    families = []
-    for name, documentation, field in _CLOUD_SERIES:
-        family = core.GaugeMetricFamily(name, documentation,
-                                        labels=('resourcetype',))
-        for rc, sums in sorted(cloud.classes.items()):
-            family.add_metric((rc,), getattr(sums, field))
-        families.append(family)
+    families = _gauge_families(
+        _CLOUD_SERIES, ('resourcetype',),
+        [((rc,), sums) for rc, sums in sorted(cloud.classes.items())])
     families.append(core.GaugeMetricFamily(
         'placement_resource_providers', 'Resource providers.',
         value=cloud.providers))
     return families
 
 
+_AGGREGATE_SERIES = (
+    ('placement_aggregate_resource_capacity',
+     'Capacity of the aggregate\'s providers.', 'capacity'),
+    ('placement_aggregate_resource_usage',
+     'Usage of the aggregate\'s providers.', 'used'),
+)
+
+
 def _aggregate_families(aggregates):
-    from prometheus_client import core
-    families = []
-    for name, documentation, field in (
-            ('placement_aggregate_resource_capacity',
-             'Capacity of the aggregate\'s providers.', 'capacity'),
-            ('placement_aggregate_resource_usage',
-             'Usage of the aggregate\'s providers.', 'used')):
-        family = core.GaugeMetricFamily(
-            name, documentation, labels=('aggregate', 'resourcetype'))
-        for key, sums in sorted(aggregates.items()):
-            family.add_metric(key, getattr(sums, field))
-        families.append(family)
-    return families
+    return _gauge_families(_AGGREGATE_SERIES, ('aggregate', 'resourcetype'),
+                           sorted(aggregates.items()))
 
 
 # --------------------------------------------------------------------------
