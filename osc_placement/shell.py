@@ -132,7 +132,13 @@ class ClientManager:
         self.region_name = region_name
         self.interface = interface
         self.session = None
+        self.configuration = {}
         self._placement = None
+
+    def get_configuration(self):
+        """The cloud's settings from clouds.yaml, as osc-lib's has it
+        (``compute_endpoint_override``, say); empty without --os-cloud."""
+        return dict(self.configuration)
 
     @property
     def placement(self):
@@ -322,6 +328,7 @@ class PlacementShell(app.App):
                   validate=True)
         manager = self.client_manager
         manager.session = self.cloud.get_session()
+        manager.configuration = dict(self.cloud.config)
         manager.region_name = self.cloud.region_name or None
         manager.interface = (self.cloud.get_interface(plugin.SERVICE_TYPE)
                              or DEFAULT_INTERFACE)
