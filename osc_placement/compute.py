@@ -25,12 +25,6 @@ ENDPOINT_OVERRIDE_ENV = 'OS_COMPUTE_ENDPOINT_OVERRIDE'
 # Nova's api.max_limit default: a page of any list is at most this long.
 PAGE_SIZE = 1000
 
-# Migration statuses Nova gives a migration that is over, whatever its
-# outcome; any other status is a migration still under way.
-FINISHED_MIGRATION_STATUSES = frozenset(
-    ('completed', 'confirmed', 'reverted', 'failed', 'error', 'cancelled',
-     'done'))
-
 
 class ComputeClient:
     """GETs to Nova at ``MICROVERSION`` over a keystoneauth1 session."""

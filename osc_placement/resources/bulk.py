@@ -387,20 +387,11 @@ def confirm_removals(command, parsed_args, plans, edit):
         return
     what = '%s from %d of %d resource providers' % (
         edit.nouns, len(removing), len(plans))
-    stdin = command.app.stdin
     tell(command, 'These changes remove %s:\n%s'
          % (what, changes_text(plans)))
-    if common._is_terminal(stdin) and common._is_terminal(
-            command.app.stderr):
-        command.app.stderr.write('Remove them? [y/N] ')
-        command.app.stderr.flush()
-        answer = stdin.readline().strip().lower()
-        if answer in ('y', 'yes'):
-            return
-        raise exceptions.CommandError('Not confirmed; nothing was changed.')
-    raise exceptions.CommandError(
-        'Refusing to remove %s without confirmation; nothing was changed. '
-        'Give --yes to confirm (--dry-run shows every change).' % what)
+    common.confirm_removal(command, 'Remove them?', what,
+                           'Give --yes to confirm (--dry-run shows every '
+                           'change).')
 
 
 Outcome = collections.namedtuple('Outcome', 'written current')

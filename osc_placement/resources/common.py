@@ -411,6 +411,26 @@ NO_SUCH_PROVIDER = "No resource provider with a name or UUID of '%s' exists."
 NAME_OR_UUID_HELP = 'Name or UUID of the resource provider'
 
 
+def confirm_removal(command, question, what, how_to_confirm):
+    """Go on only when "y" is typed at a terminal after ``question``.
+
+    Called once the removals are shown and ``--yes`` was not given.
+    Anywhere but a terminal, and on any other answer, the command fails
+    with nothing changed.
+    """
+    from osc_lib import exceptions
+    stdin, stderr = command.app.stdin, command.app.stderr
+    if _is_terminal(stdin) and _is_terminal(stderr):
+        stderr.write(question + ' [y/N] ')
+        stderr.flush()
+        if stdin.readline().strip().lower() in ('y', 'yes'):
+            return
+        raise exceptions.CommandError('Not confirmed; nothing was changed.')
+    raise exceptions.CommandError(
+        'Refusing to remove %s without confirmation; nothing was changed. '
+        '%s' % (what, how_to_confirm))
+
+
 def is_uuid(value):
     import uuid
 

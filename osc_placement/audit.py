@@ -1,0 +1,247 @@
+"""Judging Placement's consumers and providers against what Nova knows.
+
+Pure functions over what was read: Placement's answers (a consumer's
+``GET /allocations/{consumer}``, provider lists) and Nova's (servers,
+migrations, hypervisors, flavors at compute microversion 2.61). The
+commands in ``resources/audit.py`` read, show and write; the verdicts
+are made here, so that they can be tested without either service.
+"""
+
+import collections
+import re
+
+# The classes Nova allocates for a server whatever its flavor says: the
+# ones ``nova-manage placement audit`` judges, and Nova's other standard
+# ones (dedicated CPUs, vGPUs, port bandwidth and packet rate, memory
+# encryption). Classes a flavor's ``resources*:`` extra specs ask for are
+# added from Nova's flavors.
+NOVA_CLASSES = frozenset((
+    'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB', 'VGPU', 'MEM_ENCRYPTION_CONTEXT',
+    'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC',
+    'NET_PACKET_RATE_KILOPACKET_PER_SEC',
+    'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
+    'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC'))
+NOVA_CONSUMER_TYPES = ('INSTANCE', 'MIGRATION')
+FLAVOR_RESOURCE_SPEC = re.compile(r'^resources[A-Za-z0-9_-]*:(.+)$')
+
+# Migration statuses of a migration that is over, whatever its outcome
+# ('done' is an evacuation's); every other status is one under way.
+FINISHED_MIGRATION_STATUSES = frozenset(
+    ('completed', 'confirmed', 'reverted', 'failed', 'error', 'cancelled',
+     'done'))
+
+ORPHANED = 'orphaned'
+MIGRATION_FINISHED = 'migration-finished'
+DOUBLED = 'doubled'
+
+# ``keep``: the providers whose allocations a fix keeps (an empty set
+# removes them all), or None when nobody can tell which to keep.
+Finding = collections.namedtuple('Finding', 'consumer problem detail keep')
+
+
+def flavor_classes(flavors):
+    """The classes any flavor's ``resources*:`` extra specs ask for."""
+    classes = set()
+    for flavor in flavors:
+        for key, value in (flavor.get('extra_specs') or {}).items():
+            match = FLAVOR_RESOURCE_SPEC.match(key)
+            if match and _positive(value):
+                classes.add(match.group(1))
+    return classes
+
+
+def _positive(value):
+    try:
+        return int(value) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+class NovaView:
+    """Nova's servers, migrations and compute nodes, indexed for the
+    verdicts."""
+
+    def __init__(self, servers, migrations, hypervisors, flavors=()):
+        self.servers = {server['id']: server for server in servers}
+        self.migrations = {migration['uuid']: migration
+                           for migration in migrations}
+        self.hypervisors = {node['id']: node for node in hypervisors}
+        self.classes = NOVA_CLASSES | flavor_classes(flavors)
+        self._moving = {}
+        for migration in migrations:
+            if migration['status'] not in FINISHED_MIGRATION_STATUSES:
+                self._moving.setdefault(migration['instance_uuid'],
+                                        []).append(migration)
+
+    def is_moving(self, server_uuid):
+        """True while a migration of the server is under way."""
+        return bool(self._moving.get(server_uuid))
+
+    def node_of(self, server):
+        """The UUID of the compute node the server is on, or None."""
+        host = server.get('OS-EXT-SRV-ATTR:host')
+        name = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+        if not name:
+            return None
+        named = [uuid for uuid, node in self.hypervisors.items()
+                 if node.get('hypervisor_hostname') == name]
+        on_host = [uuid for uuid in named
+                   if (self.hypervisors[uuid].get('service') or {})
+                   .get('host') == host]
+        found = on_host or named
+        return found[0] if len(found) == 1 else None
+
+
+def is_novas(detail, nova):
+    """True for a consumer Nova wrote: of a Nova type, or holding one of
+    the classes Nova allocates for servers."""
+    if detail.get('consumer_type') in NOVA_CONSUMER_TYPES:
+        return True
+    return any(rc in nova.classes
+               for allocation in detail['allocations'].values()
+               for rc in allocation['resources'])
+
+
+def compute_trees(allocations, root_of, sharing):
+    """``{root: [provider]}`` of the providers held; sharing providers
+    (a disk shared by an aggregate) are not a compute tree."""
+    trees = {}
+    for provider in allocations:
+        if provider not in sharing:
+            trees.setdefault(root_of.get(provider, provider),
+                             []).append(provider)
+    return trees
+
+
+def judge(consumer, detail, nova, root_of, sharing):
+    """The Finding for one consumer, or None when Nova accounts for it.
+
+    ``detail`` is the consumer's ``GET /allocations/{consumer}`` (the
+    allocations member at least); ``root_of`` maps each provider to its
+    root and ``sharing`` holds the sharing providers.
+    """
+    if not detail.get('allocations') or not is_novas(detail, nova):
+        return None
+    migration = nova.migrations.get(consumer)
+    if migration is not None:
+        return _judge_migration(consumer, migration)
+    server = nova.servers.get(consumer)
+    if server is None:
+        return Finding(consumer, ORPHANED,
+                       'no server or migration in Nova has this UUID',
+                       frozenset())
+    trees = compute_trees(detail['allocations'], root_of, sharing)
+    if len(trees) < 2 or nova.is_moving(consumer):
+        return None
+    return _doubled(consumer, server, trees, nova, detail, sharing)
+
+
+def _judge_migration(consumer, migration):
+    if migration['status'] not in FINISHED_MIGRATION_STATUSES:
+        return None
+    return Finding(consumer, MIGRATION_FINISHED,
+                   '%s of server %s is %s' % (
+                       migration.get('migration_type') or 'migration',
+                       migration['instance_uuid'], migration['status']),
+                   frozenset())
+
+
+def _doubled(consumer, server, trees, nova, detail, sharing):
+    node = nova.node_of(server)
+    where = 'server on %s holds %d compute trees, no migration under way' % (
+        server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or 'no host',
+        len(trees))
+    if node not in trees:
+        return Finding(consumer, DOUBLED,
+                       where + "; its own tree is not among them",
+                       None)
+    keep = set(trees[node]) | {provider for provider in detail['allocations']
+                               if provider in sharing}
+    return Finding(consumer, DOUBLED, where, frozenset(keep))
+
+
+def fixed_allocations(detail, finding):
+    """The allocations a fix writes: only the kept providers'."""
+    return {provider: {'resources': dict(allocation['resources'])}
+            for provider, allocation in detail['allocations'].items()
+            if provider in finding.keep}
+
+
+# --- Consumer types from Nova.
+
+def nova_type(consumer, nova):
+    """INSTANCE for a live server, MIGRATION for a migration, else None."""
+    if consumer in nova.servers:
+        return 'INSTANCE'
+    if consumer in nova.migrations:
+        return 'MIGRATION'
+    return None
+
+
+# --- Providers of compute nodes Nova no longer knows.
+
+COMPUTE_CLASSES = frozenset(('VCPU', 'PCPU', 'MEMORY_MB'))
+COMPUTE_TRAIT_PREFIX = 'COMPUTE_'
+
+StaleProvider = collections.namedtuple(
+    'StaleProvider', 'provider problem detail')
+STALE = 'stale'
+STALE_CHILD = 'child-of-stale'
+
+
+def unknown_roots(every, nova, sharing):
+    """Root providers whose UUID is no compute node of Nova's (sharing
+    providers aside): the candidates for staleness, to be looked at."""
+    return [provider for provider in every
+            if provider.get('root_provider_uuid', provider['uuid'])
+            == provider['uuid']
+            and provider['uuid'] not in nova.hypervisors
+            and provider['uuid'] not in sharing]
+
+
+def looks_like_compute_node(provider, inventories, traits, nova):
+    """True for a root that Nova's compute service made: compute
+    classes, a COMPUTE_ trait, or the name of one of Nova's nodes."""
+    return (bool(COMPUTE_CLASSES & set(inventories))
+            or any(trait.startswith(COMPUTE_TRAIT_PREFIX)
+                   for trait in traits)
+            or node_named(provider['name'], nova) is not None)
+
+
+def node_named(name, nova):
+    """The UUID of Nova's compute node of this hypervisor name, or None."""
+    for uuid, node in nova.hypervisors.items():
+        if node.get('hypervisor_hostname') == name:
+            return uuid
+    return None
+
+
+def stale_verdict(provider, nova):
+    """Why a stale root is stale, naming the node its name blocks."""
+    holder = node_named(provider['name'], nova)
+    if holder is None:
+        return StaleProvider(provider, STALE,
+                             'no compute node of Nova has this UUID')
+    return StaleProvider(
+        provider, STALE,
+        'Nova\'s compute node %s of this name has UUID %s; this provider '
+        'takes the name its provider needs' % (provider['name'], holder))
+
+
+def stale_children(stale_roots, every):
+    """The descendants of stale roots, deepest first (deletion order)."""
+    roots = {provider['uuid'] for provider in stale_roots}
+    children = [provider for provider in every
+                if provider.get('root_provider_uuid') in roots
+                and provider['uuid'] not in roots]
+    by_uuid = {provider['uuid']: provider for provider in every}
+    return sorted(children,
+                  key=lambda child: -_depth(child, by_uuid))
+
+
+def _depth(provider, by_uuid):
+    depth = 0
+    while provider.get('parent_provider_uuid'):
+        provider = by_uuid.get(provider['parent_provider_uuid'], {})
+        depth += 1
+    return depth

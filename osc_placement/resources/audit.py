@@ -1,0 +1,488 @@
+"""Placement judged against Nova: leaked allocations, stale providers,
+consumer types.
+
+``openstack resource provider consumer audit`` finds consumers that no
+live server or migration under way accounts for, ``openstack resource
+provider stale list`` providers of compute nodes Nova no longer has, and
+``openstack resource provider consumer type sync`` gives Nova's consumers
+the type Nova never sets. Each reads Placement and Nova's public API with
+the command's session; the verdicts are ``osc_placement.audit``'s.
+Nothing is removed without confirmation, and every write carries the
+consumer generation read when the problem was shown, so a consumer Nova
+changed meanwhile is left alone and reported.
+"""
+
+from cliff import lister
+from osc_lib import exceptions
+
+from osc_placement import audit
+from osc_placement import compute
+from osc_placement.resources import common
+from osc_placement.resources import consumer as consumers
+from osc_placement.resources import providers
+from osc_placement import version
+
+PROVIDERS_URL = '/resource_providers'
+CONSUMER_URL = '/allocations/{uuid}'
+# Writes need consumer generations and nothing later: the audit rewrites
+# a consumer as Nova does, keeping its type.
+WRITE_VERSION = version.since('consumer_generations')
+TYPED_WRITE_VERSION = version.since('consumer_types')
+
+# nova-manage placement audit's exit codes.
+NOTHING_FOUND, FOUND, FOUND_AND_DELETED = 0, 3, 4
+
+AUDIT_COLUMNS = (
+    ('consumer_uuid', 'base'),
+    ('problem', 'base'),
+    ('detail', 'base'),
+    ('providers', 'base'),
+    ('resources', 'base'),
+    ('project_id', 'base'),
+    ('user_id', 'base'),
+    ('consumer_type', 'consumer_types'),
+)
+RESULT_COLUMN = 'result'
+DELETED = 'deleted'
+CHANGED = 'left alone: changed since read'
+UNDECIDED = 'left alone: cannot tell which tree is the server\'s'
+
+
+def add_scope_options(parser):
+    parser.add_argument(
+        '--resource-provider', metavar='<provider>',
+        help='Only consumers holding allocations in the tree of this '
+             'provider (UUID or name)')
+    parser.add_argument(
+        '--aggregate', metavar='<aggregate_uuid>',
+        help='Only consumers holding allocations in the trees of this '
+             'aggregate\'s providers')
+
+
+def add_confirm_options(parser, what):
+    parser.add_argument(
+        '--yes', action='store_true',
+        help='Confirm that %s may be removed; without it the command asks '
+             'at a terminal and refuses anywhere else' % what)
+
+
+class CloudRead:
+    """What every audit reads of Placement: providers, their trees, the
+    sharing ones and the consumers in scope with their allocations."""
+
+    def __init__(self, command):
+        self.command = command
+        self.every = command.get_json(PROVIDERS_URL)['resource_providers']
+        self.root_of = {provider['uuid']: providers.root_of(provider)
+                        for provider in self.every}
+        self.sharing = {provider['uuid'] for provider in command.get_json(
+            PROVIDERS_URL,
+            required=providers.SHARING_TRAIT)['resource_providers']}
+
+    def scope(self, parsed_args):
+        """The providers whose consumers are looked at, and a label."""
+        if parsed_args.resource_provider:
+            found = common.find_provider(self.command,
+                                         parsed_args.resource_provider)
+            members = [found]
+            where = 'the tree of %s' % parsed_args.resource_provider
+        elif parsed_args.aggregate:
+            members = self.command.get_json(
+                PROVIDERS_URL,
+                member_of=parsed_args.aggregate)['resource_providers']
+            if not members:
+                raise exceptions.CommandError(
+                    'No resource provider is in aggregate %s.'
+                    % parsed_args.aggregate)
+            where = 'aggregate %s' % parsed_args.aggregate
+        else:
+            return self.every, 'the cloud'
+        return consumers.in_trees_of(self.every, members), where
+
+    def consumers_of(self, listed):
+        """Every consumer holding allocations on ``listed``."""
+        read = providers.read_parts(
+            self.command.get_json, [provider['uuid'] for provider in listed],
+            parts=(providers.ALLOCATIONS_PART,),
+            progress=common.StderrProgress('providers'), skip_missing=True)
+        return sorted({consumer for parts in read.values()
+                       for consumer in parts[providers.ALLOCATIONS_PART]})
+
+    def details(self, uuids):
+        """``{consumer: GET /allocations/{consumer}}``, concurrently."""
+        uuids = list(uuids)
+        return dict(zip(uuids, providers.results_or_raise(
+            common.run_concurrently(
+                lambda uuid: providers.get_retrying(
+                    self.command.get_json, CONSUMER_URL.format(uuid=uuid)),
+                uuids, progress=common.StderrProgress('consumers')))))
+
+    def name(self, uuid):
+        for provider in self.every:
+            if provider['uuid'] == uuid:
+                return provider['name']
+        return uuid
+
+
+def read_nova(command, flavors=True):
+    """Nova's view: servers, migrations, compute nodes (and flavors)."""
+    nova = compute.ComputeClient.from_client_manager(
+        command.app.client_manager)
+    return audit.NovaView(
+        nova.servers(), nova.migrations(), nova.hypervisors(),
+        nova.flavors() if flavors else ())
+
+
+def say(command, text):
+    command.app.stderr.write(text + '\n')
+
+
+class AuditConsumer(common.PlacementCommand, lister.Lister):
+    """Find the consumers Nova does not account for.
+
+    Every consumer holding allocations in the cloud (or in the trees of
+    --resource-provider or of --aggregate's providers) is judged against
+    Nova's servers and migrations, read from the compute API of the same
+    cloud (admin only). A live server holding one compute tree, and a
+    migration under way, are fine. The problems:
+
+    - ``orphaned``: no server or migration in Nova has the consumer's
+      UUID (a server deleted while its host was down, say);
+    - ``migration-finished``: the consumer is a migration that is over
+      (completed, confirmed, reverted, failed, error, cancelled, done)
+      and still holds allocations;
+    - ``doubled``: a live server holds allocations in more than one
+      compute tree (sharing providers aside) and no migration of it is
+      under way (an evacuation whose source never came back, say).
+
+    A consumer is Nova's when its type is INSTANCE or MIGRATION or it
+    holds one of the classes Nova allocates for servers (VCPU, PCPU,
+    MEMORY_MB, DISK_GB, VGPU, port bandwidth and packet rate,
+    MEM_ENCRYPTION_CONTEXT, and any class a flavor's ``resources*:``
+    extra specs ask for); other consumers are never reported or touched.
+
+    With --delete the problems found are removed, once confirmed (--yes,
+    or "y" at a terminal): an orphaned or finished migration consumer
+    loses all its allocations, a doubled server those outside the tree of
+    the node Nova has it on. Each write carries the consumer generation
+    read, so a consumer changed meanwhile (by Nova, say) is left alone
+    and its row says so.
+
+    Exit status, as ``nova-manage placement audit``'s: 0 nothing found,
+    3 problems found, 4 problems found and all deleted, 1 an error (or a
+    problem left alone). Needs ``--os-placement-api-version
+    {consumer_generations}`` or later and Nova's compute API at
+    microversion 2.61 or later.
+
+    Examples::
+
+        openstack resource provider consumer audit
+        openstack resource provider consumer audit --aggregate <uuid> \\
+            --delete --yes
+    """
+
+    required_feature = 'consumer_generations'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        add_scope_options(parser)
+        parser.add_argument(
+            '--delete', action='store_true',
+            help='Remove the allocations found (confirmation needed)')
+        add_confirm_options(parser, 'the allocations found')
+        return parser
+
+    def run(self, parsed_args):
+        self.exit_code = NOTHING_FOUND
+        status = super().run(parsed_args)
+        return status or self.exit_code
+
+    def take_action(self, parsed_args):
+        if parsed_args.yes and not parsed_args.delete:
+            raise exceptions.CommandError('--yes confirms --delete; give '
+                                          'both or neither.')
+        cloud = CloudRead(self)
+        listed, where = cloud.scope(parsed_args)
+        nova = read_nova(self)
+        held = cloud.consumers_of(listed)
+        details = cloud.details(held)
+        findings = [finding for finding in (
+            audit.judge(uuid, details[uuid], nova, cloud.root_of,
+                        cloud.sharing) for uuid in held) if finding]
+        columns = version.available(AUDIT_COLUMNS, version.get_version(self))
+        if not findings:
+            say(self, 'No consumer in %s lacks a server or a migration '
+                      'under way in Nova (%d consumers looked at).'
+                % (where, len(held)))
+            return columns, []
+        self.exit_code = FOUND
+        results = {}
+        if parsed_args.delete:
+            results = self._delete(parsed_args, findings, details, cloud)
+        rows = [self._row(finding, details[finding.consumer], cloud, columns)
+                + ((results.get(finding.consumer),) if results else ())
+                for finding in findings]
+        return columns + ((RESULT_COLUMN,) if results else ()), rows
+
+    def _row(self, finding, detail, cloud, columns):
+        allocations = detail['allocations']
+        resources = {}
+        for allocation in allocations.values():
+            for rc, amount in allocation['resources'].items():
+                resources[rc] = resources.get(rc, 0) + amount
+        values = {
+            'consumer_uuid': finding.consumer, 'problem': finding.problem,
+            'detail': finding.detail,
+            'providers': ','.join(sorted(cloud.name(uuid)
+                                         for uuid in allocations)),
+            'resources': common.amounts_text(dict(sorted(resources.items()))),
+            'project_id': detail.get('project_id'),
+            'user_id': detail.get('user_id'),
+            'consumer_type': consumers.type_of(detail)}
+        return tuple(values[column] for column in columns)
+
+    def _delete(self, parsed_args, findings, details, cloud):
+        fixable = [finding for finding in findings if finding.keep is not None]
+        if fixable and not parsed_args.yes:
+            say(self, 'These consumers would lose allocations:\n%s'
+                % '\n'.join(self._loss_line(finding, details, cloud)
+                            for finding in fixable))
+            common.confirm_removal(
+                self, 'Remove them?',
+                'the allocations of %d consumers' % len(fixable),
+                'Give --yes to confirm.')
+        outcomes = common.run_concurrently(
+            lambda finding: self._fix(finding, details[finding.consumer]),
+            fixable)
+        results = {finding.consumer: UNDECIDED for finding in findings}
+        for finding, outcome in zip(fixable, outcomes):
+            if isinstance(outcome, Exception) and not \
+                    common.is_generation_conflict(outcome):
+                raise outcome
+            results[finding.consumer] = (CHANGED if isinstance(
+                outcome, Exception) else DELETED)
+        if all(result == DELETED for result in results.values()):
+            self.exit_code = FOUND_AND_DELETED
+        else:
+            self.exit_code = 1
+            say(self, 'Some consumers were left alone; see the result '
+                      'column, and run the audit again.')
+        return results
+
+    @staticmethod
+    def _loss_line(finding, details, cloud):
+        lost = [cloud.name(uuid)
+                for uuid in details[finding.consumer]['allocations']
+                if uuid not in finding.keep]
+        return '  %s (%s): %s' % (finding.consumer, finding.problem,
+                                  ', '.join(sorted(lost)))
+
+    def _fix(self, finding, detail):
+        body = {'allocations': audit.fixed_allocations(detail, finding),
+                'consumer_generation': detail['consumer_generation'],
+                'project_id': detail['project_id'],
+                'user_id': detail['user_id']}
+        self.placement.request('PUT', CONSUMER_URL.format(
+            uuid=finding.consumer), json=body, version=WRITE_VERSION)
+
+
+STALE_COLUMNS = ('uuid', 'name', 'problem', 'detail', 'root_provider_uuid',
+                 'held_by')
+STALE_DELETED = 'deleted'
+STALE_HELD = 'left alone: still holds allocations'
+STALE_TREE_HELD = 'left alone: a provider of its tree holds allocations'
+
+
+class ListStaleProvider(common.PlacementCommand, lister.Lister):
+    """List the providers of compute nodes Nova no longer has.
+
+    A root provider is stale when its UUID is no compute node in Nova's
+    compute API (admin only) and it looks like one: compute classes
+    (VCPU, PCPU, MEMORY_MB), a COMPUTE_ trait, or the name of a compute
+    node of Nova's. The last is the replaced or renamed node whose new
+    provider Placement refuses (HTTP 409, the name is taken): the detail
+    column names the node. The children of a stale provider are listed
+    after it (problem ``child-of-stale``). ``held_by`` lists the
+    consumers that still hold allocations on each (see ``openstack
+    resource provider consumer audit``).
+
+    With --delete, the stale trees in which no provider holds
+    allocations are deleted, children first, once confirmed (--yes, or
+    "y" at a terminal); the others are left alone and their rows say so.
+    Needs ``--os-placement-api-version {provider_required}`` or later and
+    Nova's compute API at microversion 2.61 or later.
+    """
+
+    required_feature = 'provider_required'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--delete', action='store_true',
+            help='Delete the stale trees that hold no allocations '
+                 '(confirmation needed)')
+        add_confirm_options(parser, 'the stale providers')
+        return parser
+
+    def take_action(self, parsed_args):
+        if parsed_args.yes and not parsed_args.delete:
+            raise exceptions.CommandError('--yes confirms --delete; give '
+                                          'both or neither.')
+        cloud = CloudRead(self)
+        nova = read_nova(self, flavors=False)
+        stale = self._stale_roots(cloud, nova)
+        if not stale:
+            say(self, 'Every compute node provider in Placement is one of '
+                      'Nova\'s compute nodes (%d known to Nova).'
+                % len(nova.hypervisors))
+            return STALE_COLUMNS, []
+        children = audit.stale_children([item.provider for item in stale],
+                                        cloud.every)
+        listed = stale + [audit.StaleProvider(
+            child, audit.STALE_CHILD, 'in the tree of a stale provider')
+            for child in children]
+        holders = self._holders([item.provider for item in listed])
+        results = (self._delete(parsed_args, listed, holders)
+                   if parsed_args.delete else {})
+        columns = STALE_COLUMNS + ((RESULT_COLUMN,) if results else ())
+        return columns, [
+            self._row(item, holders, results) for item in listed]
+
+    def _stale_roots(self, cloud, nova):
+        candidates = audit.unknown_roots(cloud.every, nova, cloud.sharing)
+        read = providers.read_parts(
+            self.get_json, [provider['uuid'] for provider in candidates],
+            parts=('inventories', 'traits'),
+            skip_missing=True)
+        return [audit.stale_verdict(provider, nova)
+                for provider in candidates if provider['uuid'] in read
+                and audit.looks_like_compute_node(
+                    provider,
+                    read[provider['uuid']]['inventories'],
+                    read[provider['uuid']]['traits'], nova)]
+
+    def _holders(self, listed):
+        read = providers.read_parts(
+            self.get_json, [provider['uuid'] for provider in listed],
+            parts=(providers.ALLOCATIONS_PART,), skip_missing=True)
+        return {uuid: sorted(parts[providers.ALLOCATIONS_PART])
+                for uuid, parts in read.items()}
+
+    @staticmethod
+    def _row(item, holders, results):
+        provider = item.provider
+        row = (provider['uuid'], provider['name'], item.problem, item.detail,
+               provider.get('root_provider_uuid'),
+               ','.join(holders.get(provider['uuid'], ())))
+        return row + ((results[provider['uuid']],) if results else ())
+
+    def _delete(self, parsed_args, listed, holders):
+        held_roots = {item.provider.get('root_provider_uuid')
+                      for item in listed if holders.get(item.provider['uuid'])}
+        results = {}
+        doomed = []
+        for item in listed:
+            uuid = item.provider['uuid']
+            if holders.get(uuid):
+                results[uuid] = STALE_HELD
+            elif item.provider.get('root_provider_uuid') in held_roots:
+                results[uuid] = STALE_TREE_HELD
+            else:
+                doomed.append(item.provider)
+        if doomed and not parsed_args.yes:
+            say(self, 'These providers would be deleted:\n%s' % '\n'.join(
+                '  %s (%s)' % (provider['name'], provider['uuid'])
+                for provider in doomed))
+            common.confirm_removal(self, 'Delete them?',
+                                   '%d resource providers' % len(doomed),
+                                   'Give --yes to confirm.')
+        # Placement refuses to delete a provider that has children: the
+        # children go first, deepest first as listed, then the roots.
+        for provider in sorted(doomed, key=lambda provider: provider[
+                'uuid'] == provider.get('root_provider_uuid')):
+            self.placement.request('DELETE', '/resource_providers/%s'
+                                   % provider['uuid'])
+            results[provider['uuid']] = STALE_DELETED
+        return results
+
+
+TYPE_COLUMNS = ('consumer_uuid', 'consumer_type', 'new_consumer_type',
+                'result')
+TYPE_SET = 'set'
+TYPE_PLANNED = 'to be set'
+
+
+class SyncConsumerType(common.PlacementCommand, lister.Lister):
+    """Give Nova's consumers the type Nova does not set.
+
+    Nova writes allocations at a Placement version without consumer
+    types, so every consumer it makes is ``unknown`` and usages by
+    consumer type (``openstack resource usage show``) cannot tell a
+    server from a migration. This reads the consumers of the cloud (or of
+    --resource-provider's tree or --aggregate's trees), and sets INSTANCE
+    on those that are live servers in Nova's compute API and MIGRATION on
+    those that are migrations. Each consumer is written once, with its
+    allocations, project and user as read and its consumer generation, so
+    nothing else about it changes and a consumer changed meanwhile is
+    left alone (its row says so). Consumers Nova does not know are not
+    touched: see ``openstack resource provider consumer audit``.
+
+    --dry-run shows the changes and writes nothing. Needs
+    ``--os-placement-api-version {consumer_types}`` or later and Nova's
+    compute API at microversion 2.61 or later.
+    """
+
+    required_feature = 'consumer_types'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        add_scope_options(parser)
+        parser.add_argument(
+            '--dry-run', action='store_true',
+            help='Show the types that would be set; change nothing')
+        return parser
+
+    def take_action(self, parsed_args):
+        cloud = CloudRead(self)
+        listed, where = cloud.scope(parsed_args)
+        nova = read_nova(self, flavors=False)
+        details = cloud.details(cloud.consumers_of(listed))
+        changes = [(uuid, audit.nova_type(uuid, nova))
+                   for uuid, detail in sorted(details.items())
+                   if consumers.type_of(detail) == consumers.UNTYPED
+                   and detail.get('allocations')
+                   and audit.nova_type(uuid, nova)]
+        if not changes:
+            say(self, 'No untyped consumer in %s is a server or a '
+                      'migration of Nova\'s.' % where)
+            return TYPE_COLUMNS, []
+        if parsed_args.dry_run:
+            results = {uuid: TYPE_PLANNED for uuid, _ in changes}
+        else:
+            results = self._write(changes, details)
+        return TYPE_COLUMNS, [
+            (uuid, consumers.UNTYPED, new_type, results[uuid])
+            for uuid, new_type in changes]
+
+    def _write(self, changes, details):
+        outcomes = common.run_concurrently(
+            lambda change: self._set_type(details[change[0]], *change),
+            changes)
+        results = {}
+        for (uuid, _), outcome in zip(changes, outcomes):
+            if isinstance(outcome, Exception) and not \
+                    common.is_generation_conflict(outcome):
+                raise outcome
+            results[uuid] = CHANGED if outcome else TYPE_SET
+        return results
+
+    def _set_type(self, detail, uuid, new_type):
+        kept = {provider: {'resources': dict(allocation['resources'])}
+                for provider, allocation in detail['allocations'].items()}
+        body = {'allocations': kept,
+                'consumer_generation': detail['consumer_generation'],
+                'consumer_type': new_type,
+                'project_id': detail['project_id'],
+                'user_id': detail['user_id']}
+        self.placement.request('PUT', CONSUMER_URL.format(uuid=uuid),
+                               json=body, version=TYPED_WRITE_VERSION)
