@@ -99,8 +99,9 @@ class ComputeClient:
         return self.pages('/os-migrations', 'migrations', marker_key='uuid')
 
     def hypervisors(self):
-        """Every compute node: ``id`` is its UUID, the provider's."""
-        return self.pages('/os-hypervisors', 'hypervisors')
+        """Every compute node: ``id`` is its UUID (the provider's), with
+        its hypervisor name and its service's host."""
+        return self.pages('/os-hypervisors/detail', 'hypervisors')
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""
