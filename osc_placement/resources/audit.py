@@ -100,13 +100,20 @@ class CloudRead:
         return consumers.in_trees_of(self.every, members), where
 
     def consumers_of(self, listed):
-        """Every consumer holding allocations on ``listed``."""
+        """Every consumer holding allocations on ``listed``, each with
+        the allocations read there, in the form of GET
+        /allocations/{consumer}'s ``allocations`` member."""
         read = providers.read_parts(
             self.command.get_json, [provider['uuid'] for provider in listed],
             parts=(providers.ALLOCATIONS_PART,),
             progress=common.StderrProgress('providers'), skip_missing=True)
-        return sorted({consumer for parts in read.values()
-                       for consumer in parts[providers.ALLOCATIONS_PART]})
+        held = {}
+        for uuid, parts in read.items():
+            for consumer, allocation in parts[
+                    providers.ALLOCATIONS_PART].items():
+                held.setdefault(consumer, {'allocations': {}})[
+                    'allocations'][uuid] = allocation
+        return dict(sorted(held.items()))
 
     def details(self, uuids):
         """``{consumer: GET /allocations/{consumer}}``, concurrently."""
@@ -203,12 +210,15 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
                                           'both or neither.')
         cloud = CloudRead(self)
         listed, where = cloud.scope(parsed_args)
-        nova = read_nova(self)
+        # Placement is read before Nova: a consumer whose server or
+        # migration Nova made later is then never taken for a leak.
         held = cloud.consumers_of(listed)
-        details = cloud.details(held)
+        nova = read_nova(self)
+        details = cloud.details(self._worth_reading(held, nova, cloud,
+                                                    listed is cloud.every))
         findings = [finding for finding in (
-            audit.judge(uuid, details[uuid], nova, cloud.root_of,
-                        cloud.sharing) for uuid in held) if finding]
+            audit.judge(uuid, detail, nova, cloud.root_of, cloud.sharing)
+            for uuid, detail in details.items()) if finding]
         columns = version.available(AUDIT_COLUMNS, version.get_version(self))
         if not findings:
             say(self, 'No consumer in %s lacks a server or a migration '
@@ -223,6 +233,20 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
                 + ((results.get(finding.consumer),) if results else ())
                 for finding in findings]
         return columns + ((RESULT_COLUMN,) if results else ()), rows
+
+    @staticmethod
+    def _worth_reading(held, nova, cloud, whole_cloud):
+        """The consumers whose own allocations must be read. Over the
+        whole cloud the providers' allocations already show everything a
+        consumer holds: only the suspects (and those whose type alone
+        could make them Nova's) are read, for their generation, project
+        and type, and judged again on what they hold then."""
+        if not whole_cloud:
+            return list(held)
+        return [uuid for uuid, partial in held.items()
+                if not audit.is_novas(partial, nova)
+                or audit.judge(uuid, partial, nova, cloud.root_of,
+                               cloud.sharing)]
 
     def _row(self, finding, detail, cloud, columns):
         allocations = detail['allocations']
@@ -446,7 +470,8 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
         cloud = CloudRead(self)
         listed, where = cloud.scope(parsed_args)
         nova = read_nova(self, flavors=False)
-        details = cloud.details(cloud.consumers_of(listed))
+        details = cloud.details(uuid for uuid in cloud.consumers_of(listed)
+                                if audit.nova_type(uuid, nova))
         changes = [(uuid, audit.nova_type(uuid, nova))
                    for uuid, detail in sorted(details.items())
                    if consumers.type_of(detail) == consumers.UNTYPED
