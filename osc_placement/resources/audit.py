@@ -283,9 +283,10 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
             if isinstance(outcome, Exception) and not \
                     common.is_generation_conflict(outcome):
                 raise outcome
-            results[finding.consumer] = (CHANGED if isinstance(
-                outcome, Exception) else DELETED)
-        if all(result == DELETED for result in results.values()):
+            results[finding.consumer] = (
+                CHANGED if isinstance(outcome, Exception)
+                else self._removed_text(finding, details, cloud))
+        if all(result.startswith(DELETED) for result in results.values()):
             self.exit_code = FOUND_AND_DELETED
         else:
             self.exit_code = 1
@@ -294,12 +295,20 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
         return results
 
     @staticmethod
-    def _loss_line(finding, details, cloud):
-        lost = [cloud.name(uuid)
-                for uuid in details[finding.consumer]['allocations']
-                if uuid not in finding.keep]
+    def _lost(finding, details, cloud):
+        return ', '.join(sorted(
+            cloud.name(uuid)
+            for uuid in details[finding.consumer]['allocations']
+            if uuid not in finding.keep))
+
+    def _loss_line(self, finding, details, cloud):
         return '  %s (%s): %s' % (finding.consumer, finding.problem,
-                                  ', '.join(sorted(lost)))
+                                  self._lost(finding, details, cloud))
+
+    def _removed_text(self, finding, details, cloud):
+        if not finding.keep:
+            return DELETED
+        return '%s on %s' % (DELETED, self._lost(finding, details, cloud))
 
     def _fix(self, finding, detail):
         body = {'allocations': audit.fixed_allocations(detail, finding),
@@ -333,11 +342,18 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
     With --delete, the stale trees in which no provider holds
     allocations are deleted, children first, once confirmed (--yes, or
     "y" at a terminal); the others are left alone and their rows say so.
-    Needs ``--os-placement-api-version {provider_required}`` or later and
-    Nova's compute API at microversion 2.61 or later.
+    Exit status: 0 nothing found, 3 stale providers found, 4 found and
+    all deleted, 1 an error. Needs ``--os-placement-api-version
+    {provider_required}`` or later and Nova's compute API at
+    microversion 2.61 or later.
     """
 
     required_feature = 'provider_required'
+
+    def run(self, parsed_args):
+        self.exit_code = NOTHING_FOUND
+        status = super().run(parsed_args)
+        return status or self.exit_code
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -366,8 +382,12 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
             child, audit.STALE_CHILD, 'in the tree of a stale provider')
             for child in children]
         holders = self._holders([item.provider for item in listed])
+        self.exit_code = FOUND
         results = (self._delete(parsed_args, listed, holders)
                    if parsed_args.delete else {})
+        if results and all(result == STALE_DELETED
+                           for result in results.values()):
+            self.exit_code = FOUND_AND_DELETED
         columns = STALE_COLUMNS + ((RESULT_COLUMN,) if results else ())
         return columns, [
             self._row(item, holders, results) for item in listed]
