@@ -140,6 +140,19 @@ def read_nova(command, flavors=True):
         nova.flavors() if flavors else ())
 
 
+def write_each(write, items):
+    """``write(item)`` for each, concurrently, a server error retried;
+    for each item None when written, else why it was not: changed since
+    read (a lost consumer generation race) or the error. One failure
+    does not stop the others: each write stands alone."""
+    outcomes = common.run_concurrently(
+        lambda item: common.retry_server_errors(
+            write, item, attempts=providers.MAX_ATTEMPTS), items)
+    return [None if not isinstance(outcome, Exception)
+            else CHANGED if common.is_generation_conflict(outcome)
+            else 'failed: %s' % outcome for outcome in outcomes]
+
+
 def say(command, text):
     command.app.stderr.write(text + '\n')
 
@@ -275,17 +288,13 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
                 self, 'Remove them?',
                 'the allocations of %d consumers' % len(fixable),
                 'Give --yes to confirm.')
-        outcomes = common.run_concurrently(
+        outcomes = write_each(
             lambda finding: self._fix(finding, details[finding.consumer]),
             fixable)
         results = {finding.consumer: UNDECIDED for finding in findings}
         for finding, outcome in zip(fixable, outcomes):
-            if isinstance(outcome, Exception) and not \
-                    common.is_generation_conflict(outcome):
-                raise outcome
-            results[finding.consumer] = (
-                CHANGED if isinstance(outcome, Exception)
-                else self._removed_text(finding, details, cloud))
+            results[finding.consumer] = outcome or self._removed_text(
+                finding, details, cloud)
         if all(result.startswith(DELETED) for result in results.values()):
             self.exit_code = FOUND_AND_DELETED
         else:
@@ -444,10 +453,23 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
         # children go first, deepest first as listed, then the roots.
         for provider in sorted(doomed, key=lambda provider: provider[
                 'uuid'] == provider.get('root_provider_uuid')):
-            self.placement.request('DELETE', '/resource_providers/%s'
-                                   % provider['uuid'])
-            results[provider['uuid']] = STALE_DELETED
+            results[provider['uuid']] = self._delete_one(provider)
         return results
+
+    def _delete_one(self, provider):
+        """Delete one provider; what became of it. Placement refuses a
+        provider that got allocations or children meanwhile (409): it
+        is left alone, and so is its root after it."""
+        try:
+            common.retry_server_errors(
+                self.placement.request, 'DELETE',
+                '/resource_providers/%s' % provider['uuid'],
+                attempts=providers.MAX_ATTEMPTS)
+        except exceptions.ClientException as exc:
+            return 'left alone: %s' % exc
+        except exceptions.CommandError as exc:
+            return 'failed: %s' % exc
+        return STALE_DELETED
 
 
 TYPE_COLUMNS = ('consumer_uuid', 'consumer_type', 'new_consumer_type',
@@ -471,12 +493,18 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
     left alone (its row says so). Consumers Nova does not know are not
     touched: see ``openstack resource provider consumer audit``.
 
-    --dry-run shows the changes and writes nothing. Needs
+    --dry-run shows the changes and writes nothing. The exit status is 1
+    when a consumer could not be written, 0 otherwise. Needs
     ``--os-placement-api-version {consumer_types}`` or later and Nova's
     compute API at microversion 2.61 or later.
     """
 
     required_feature = 'consumer_types'
+
+    def run(self, parsed_args):
+        self.exit_code = 0
+        status = super().run(parsed_args)
+        return status or self.exit_code
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -510,16 +538,13 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
             for uuid, new_type in changes]
 
     def _write(self, changes, details):
-        outcomes = common.run_concurrently(
+        outcomes = write_each(
             lambda change: self._set_type(details[change[0]], *change),
             changes)
-        results = {}
-        for (uuid, _), outcome in zip(changes, outcomes):
-            if isinstance(outcome, Exception) and not \
-                    common.is_generation_conflict(outcome):
-                raise outcome
-            results[uuid] = CHANGED if outcome else TYPE_SET
-        return results
+        if any(outcomes):
+            self.exit_code = 1
+        return {uuid: outcome or TYPE_SET
+                for (uuid, _), outcome in zip(changes, outcomes)}
 
     def _set_type(self, detail, uuid, new_type):
         kept = {provider: {'resources': dict(allocation['resources'])}
