@@ -235,7 +235,7 @@ def add_options(parser):
             'providers); names of up to 64 letters, digits, ``_`` and ``-`` '
             'require {named_groups}.'))
     parser.add_argument(
-        '--group-policy', choices=['none', 'isolate'], default='none',
+        '--group-policy', choices=['none', 'isolate'], default=None,
         metavar='<group_policy>',
         help='How the groups interact when several are given. With '
              '``none`` (default) separate groups may or may not be '
@@ -329,7 +329,7 @@ def build_query(parsed_args, groups, log):
     if parsed_args.limit:
         query['limit'] = parsed_args.limit
     if any(name != UNNAMED_GROUP for name in groups):
-        query['group_policy'] = parsed_args.group_policy
+        query['group_policy'] = parsed_args.group_policy or 'none'
     for name, group in groups.items():
         query.update(group_query(name, group, log))
     if parsed_args.root_required:

@@ -17,6 +17,7 @@ from osc_lib import exceptions
 from osc_placement import explain
 from osc_placement.resources import allocation_candidate as candidates
 from osc_placement.resources import common
+from osc_placement.resources import flavor as flavor_option
 from osc_placement.resources import providers
 from osc_placement import version
 
@@ -69,11 +70,17 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
     With ``--resource-provider``, the exit status is 3 when none of the
     trees named is a candidate (the rows are printed all the same).
 
+    ``--flavor`` takes the request from a Nova flavor, as Nova's scheduler
+    builds it (``--show-request`` prints it on stderr).
+
     The reads need a server that speaks at least {provider_required}.
 
     Examples::
 
-        # Where does a Nova flavor lose the cloud?
+        # Where does Nova's request for flavor m1.large lose the cloud?
+        openstack allocation candidate explain --flavor m1.large \\
+            --show-request
+        # The same request given by hand:
         openstack allocation candidate explain --resource VCPU=4 \\
             --resource MEMORY_MB=8192 --resource DISK_GB=40 \\
             --forbidden COMPUTE_STATUS_DISABLED
@@ -81,6 +88,8 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         openstack allocation candidate explain --resource VCPU=4 \\
             --resource MEMORY_MB=8192 --resource DISK_GB=40 \\
             --forbidden COMPUTE_STATUS_DISABLED --resource-provider compute-7
+        openstack allocation candidate explain --flavor m1.large \\
+            --resource-provider compute-7
     """
 
     required_feature = 'allocation_candidates'
@@ -88,6 +97,7 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         candidates.add_options(parser)
+        flavor_option.add_options(parser, flavor_option.EXPLAIN_HELP)
         parser.add_argument(
             '--resource-provider', metavar='<name or uuid>',
             action='append', default=[], dest='explained',
@@ -103,14 +113,26 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         if parsed_args.all_checks and not parsed_args.explained:
             raise exceptions.CommandError(
                 '--all-checks needs --resource-provider.')
+        flavor_option.check_flavor_options(
+            parsed_args, flavor_option.candidate_options_given(parsed_args),
+            flavor_option.CANDIDATE_OPTIONS)
         # Which trees are candidates does not depend on the mappings shown.
         parsed_args.mappings = False
+        wanted = None
+        if parsed_args.flavor:
+            wanted = flavor_option.read_request(self, parsed_args)
+            flavor_option.apply_to_candidate_args(parsed_args, wanted)
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
         candidates.validate(self, parsed_args, groups, ver)
         candidates.resolve_in_tree(self, groups)
         self._check_reads_possible(ver)
         query = candidates.build_query(parsed_args, groups, LOG)
+        if wanted is not None:
+            query = flavor_option.with_group_policy(query, wanted)
+            flavor_option.show_request(
+                self.app.stderr, wanted, flavor_option.query_pairs(query),
+                parsed_args.show_request)
         limit = query.pop('limit', None)
         request = explain.parse_query(query_pairs(query),
                                       version.as_tuple(ver))

@@ -45,6 +45,7 @@ from osc_lib import exceptions
 
 from osc_placement import explain
 from osc_placement.resources import common
+from osc_placement.resources import flavor as flavor_option
 from osc_placement.resources import providers
 from osc_placement import version
 
@@ -83,6 +84,9 @@ GATES = (
 DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
 DISABLED_NOTE = ('counts include disabled hosts: Nova adds !%s; pass '
                  '--forbidden %s' % (DISABLED_TRAIT, DISABLED_TRAIT))
+
+# ``--fit`` without a value: the amounts come from --flavor.
+FIT_FROM_FLAVOR = object()
 
 FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
               ' with positive integer amounts, for example '
@@ -327,6 +331,10 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
     sharing provider: itself). A note on stderr says when disabled hosts
     (COMPUTE_STATUS_DISABLED, which Nova forbids) are counted.
 
+    ``--flavor`` counts a Nova flavor as Nova's scheduler asks for it: its
+    resources, its traits, and no tree whose root is disabled
+    (``--show-request`` prints the request on stderr).
+
     Providers are read 10 at a time (two requests each: inventories and
     usages); a progress line is shown on stderr when it is a terminal.
 
@@ -338,6 +346,9 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         openstack resource provider capacity list \\
             --fit VCPU=4,MEMORY_MB=8192,DISK_GB=40 \\
             --forbidden COMPUTE_STATUS_DISABLED --member-of <aggregate_uuid>
+        # The same for the flavor itself, as Nova asks for it:
+        openstack resource provider capacity list --flavor m1.large \\
+            --member-of <aggregate_uuid>
     """
 
     def get_parser(self, prog_name):
@@ -390,12 +401,15 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             default=[],
             help='Only rows of this resource class. May be repeated.')
         shape.add_argument(
-            '--fit', metavar='<resource_class>=<amount>[,...]',
+            '--fit', metavar='<resource_class>=<amount>[,...]', nargs='?',
+            const=FIT_FROM_FLAVOR,
             help=version.render(
                 'Count, per provider tree, how many more requests of this '
                 'shape fit, e.g. VCPU=4,MEMORY_MB=8192,DISK_GB=40 (see '
-                'above). This option requires at least '
+                'above); without a value, those of --flavor. This option '
+                'requires at least '
                 '``--os-placement-api-version {provider_required}``.'))
+        flavor_option.add_options(parser, flavor_option.FIT_HELP)
         parser.add_argument(
             '--sort-by-free', action='store_true',
             help='Sort rows by free room, least first (with --fit: by fit, '
@@ -403,8 +417,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        request = (parse_fit(parsed_args.fit)
-                   if parsed_args.fit is not None else None)
+        request = self._fit_request(parsed_args)
         common.check_option_gates(self, parsed_args, GATES)
         self._check_classes(parsed_args.resource_class or list(request or ()))
         if parsed_args.in_tree:
@@ -417,6 +430,37 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         if request:
             return self._fit(parsed_args, request, listed)
         return self._capacity(parsed_args, listed)
+
+    def _fit_request(self, parsed_args):
+        """``{class: amount}`` to count, from --fit or --flavor; None
+        for the capacity rows."""
+        value = parsed_args.fit
+        from_flavor = value is FIT_FROM_FLAVOR
+        flavor_option.check_flavor_options(
+            parsed_args,
+            bool((value is not None and not from_flavor)
+                 or parsed_args.resource_class),
+            flavor_option.FIT_OPTIONS)
+        parsed_args.root_required = []
+        if not parsed_args.flavor:
+            if from_flavor:
+                raise exceptions.CommandError(
+                    '--fit needs a value, for example '
+                    'VCPU=4,MEMORY_MB=8192,DISK_GB=40, or --flavor.')
+            return parse_fit(value) if value is not None else None
+        wanted = flavor_option.read_request(self, parsed_args)
+        request = flavor_option.fit_request(wanted, parsed_args.flavor)
+        if not request:
+            raise exceptions.CommandError(
+                'Flavor %s asks for no resources: there is nothing to '
+                'count.' % parsed_args.flavor)
+        flavor_option.apply_to_fit_args(parsed_args, wanted)
+        flavor_option.show_request(self.app.stderr, wanted,
+                                   wanted.query_pairs(),
+                                   parsed_args.show_request)
+        # What --fit's gates and counting read.
+        parsed_args.fit = ','.join('%s=%d' % item for item in request.items())
+        return request
 
     @staticmethod
     def _query(parsed_args, filters=True):
@@ -507,6 +551,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             # Filters select trees; their other providers are needed too.
             everyone = self.get_json(PROVIDERS_URL)['resource_providers']
         roots = list(dict.fromkeys(p['root_provider_uuid'] for p in listed))
+        if parsed_args.root_required:
+            roots = self._roots_passing(roots, parsed_args.root_required)
         trees = {root: [] for root in roots}
         names = {}
         for provider in everyone:
@@ -520,7 +566,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             filtered = RequestFilter(self, group, everyone, sharing)
             trees, sharing, combos = filtered.apply(trees, request)
             roots = [root for root in roots if root in trees]
-        self._note_disabled(group, trees)
+        if not parsed_args.root_required:
+            self._note_disabled(group, trees)
         wanted = set().union(*trees.values(), *sharing.values())
         read = self._read_providers(sorted(wanted))
         pools = {uuid: {rc: slots(inventories[rc], usages.get(rc, 0), amount)
@@ -549,6 +596,15 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         # included as Nova's requests (without in_tree) use them.
         ver = version.as_tuple(version.get_version(self))
         return explain.parse_query(pairs, ver).groups[0]
+
+    def _roots_passing(self, roots, root_required):
+        """The roots that have the traits ``root_required`` names and not
+        those it names with ``!``: Placement's rule for the root of each
+        candidate's tree (a sharing provider serving it is not judged)."""
+        names = sorted({name.lstrip('!') for name in root_required})
+        holders = _holders(self, 'required', names)
+        return [root for root in roots
+                if root_passes(root, root_required, holders)]
 
     def _note_disabled(self, group, trees):
         """Say so when disabled hosts are counted, which Nova never
@@ -632,6 +688,16 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
 
 
 # --- The request's filters ------------------------------------------------
+
+def root_passes(root, root_required, holders):
+    """Does provider ``root`` pass ``root_required`` (trait names, ``!``
+    before a forbidden one), ``holders`` being each trait's providers?"""
+    for name in root_required:
+        forbidden = name.startswith('!')
+        if (root in holders[name.lstrip('!')]) == forbidden:
+            return False
+    return True
+
 
 def _has_filters(group):
     return bool(group.required or group.forbidden or group.member_of
