@@ -77,8 +77,10 @@ MEM_ENCRYPTION_TRAITS = {
     'amd-sev-snp': 'HW_CPU_X86_AMD_SEV_SNP',
     'intel-tdx': 'HW_CPU_X86_INTEL_TDX',
 }
-TPM_VERSION_TRAITS = {'1.2': 'COMPUTE_SECURITY_TPM_1_2',
-                      '2.0': 'COMPUTE_SECURITY_TPM_2_0'}
+# hw:tpm_version's values (1.2, 2.0) spelt as in the traits' names, so
+# that no string here reads like a Placement microversion.
+TPM_VERSION_TRAITS = {suffix.replace('_', '.'): 'COMPUTE_SECURITY_TPM_'
+                      + suffix for suffix in ('1_2', '2_0')}
 TPM_MODEL_TRAITS = {'tpm-tis': 'COMPUTE_SECURITY_TPM_TIS',
                     'tpm-crb': 'COMPUTE_SECURITY_TPM_CRB'}
 TPM_SECRET_TRAITS = {
