@@ -8,13 +8,13 @@ are made here, so that they can be tested without either service.
 """
 
 import collections
-import re
+
+from osc_placement import flavor_request
 
 # The classes Nova allocates for a server whatever its flavor says: the
 # ones ``nova-manage placement audit`` judges, and Nova's other standard
 # ones (dedicated CPUs, vGPUs, port bandwidth and packet rate, memory
-# encryption). Classes a flavor's ``resources*:`` extra specs ask for are
-# added from Nova's flavors.
+# encryption). The classes Nova's flavors ask for are added to them.
 NOVA_CLASSES = frozenset((
     'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB', 'VGPU', 'MEM_ENCRYPTION_CONTEXT',
     'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC',
@@ -22,7 +22,6 @@ NOVA_CLASSES = frozenset((
     'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
     'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC'))
 NOVA_CONSUMER_TYPES = ('INSTANCE', 'MIGRATION')
-FLAVOR_RESOURCE_SPEC = re.compile(r'^resources[A-Za-z0-9_-]*:(.+)$')
 
 # Migration statuses of a migration that is over, whatever its outcome
 # ('done' is an evacuation's); every other status is one under way.
@@ -40,21 +39,17 @@ Finding = collections.namedtuple('Finding', 'consumer problem detail keep')
 
 
 def flavor_classes(flavors):
-    """The classes any flavor's ``resources*:`` extra specs ask for."""
+    """The classes Nova asks for the servers of any of ``flavors``; a
+    flavor Nova could not schedule (see flavor_request) asks for none."""
     classes = set()
     for flavor in flavors:
-        for key, value in (flavor.get('extra_specs') or {}).items():
-            match = FLAVOR_RESOURCE_SPEC.match(key)
-            if match and _positive(value):
-                classes.add(match.group(1))
+        try:
+            request = flavor_request.translate(flavor)
+        except flavor_request.FlavorRequestError:
+            continue
+        for suffix in request.groups:
+            classes.update(request.resources(suffix))
     return classes
-
-
-def _positive(value):
-    try:
-        return int(value) > 0
-    except (TypeError, ValueError):
-        return False
 
 
 class NovaView:
