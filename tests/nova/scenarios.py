@@ -28,6 +28,8 @@ SMALL = dict(name='world.small', memory_mb=512, vcpu=1, disk=1,
 LARGE = dict(name='world.large', memory_mb=1024, vcpu=2, disk=2,
              ephemeral=0)
 MAGIC = 'world.magic'
+NESTED = 'world.nested'
+NESTED_DRIVER = 'fake.MediumFakeDriverWithNestedCustomResources'
 GOLD_TRAIT = 'CUSTOM_GOLD'
 DEDICATED = 'world.dedicated'
 
@@ -60,9 +62,12 @@ class ScenarioMixin:
         return self._world_flavors
 
     def start_host(self, host, driver=None):
-        """A compute on ``host``; ``driver``: a class of drivers.py."""
+        """A compute on ``host``; ``driver``: a class of drivers.py,
+        or a ``compute_driver`` of Nova's (``fake.<Name>``)."""
         if driver:
-            self.flags(compute_driver=DRIVERS + driver)
+            if '.' not in driver:
+                driver = DRIVERS + driver
+            self.flags(compute_driver=driver)
         try:
             return self._start_compute(host)
         finally:
@@ -209,6 +214,38 @@ class ScenarioMixin:
                     providers=[self.provider_of(source),
                                self.provider_of(dest)])
 
+    def make_evacuated_nested_server(self, source, dest):
+        """An evacuation, as ``make_evacuated_server``, of a server with
+        a nested allocation: its flavor asks ``resources:CUSTOM_MAGIC=1``,
+        which each host has on a child provider (``<host>-child``, Nova's
+        own fake driver for nested resources).
+
+        Made: servers (the server, on dest, stopped), migrations (the
+        evacuation), providers (source, source's child, dest, dest's
+        child).
+        Placement: the server holds the flavor on both roots and one
+        CUSTOM_MAGIC on both children.
+        """
+        self.start_host(source, driver=NESTED_DRIVER)
+        self.start_host(dest, driver=NESTED_DRIVER)
+        flavor = self._create_flavor(
+            name=NESTED, memory_mb=512, vcpu=1, disk=1, ephemeral=0,
+            extra_spec={'resources:%s' % drivers.MAGIC: '1'})
+        server = self._create_server(name='nested-on-%s' % source,
+                                     flavor_id=flavor, networks='none',
+                                     host=source)
+        self.compute_dies(source)
+        self.mark_down(source)
+        self._evacuate_server(server, {'host': dest}, expected_host=dest,
+                              expected_state='SHUTOFF')
+        migration = self.migration_of(server['id'])
+        providers = []
+        for host in (source, dest):
+            providers += [self.provider_of(host),
+                          self._get_provider_uuid_by_name(host + '-child')]
+        return made(servers=[server['id']], migrations=[migration['uuid']],
+                    providers=providers)
+
     def make_external_consumer(self, parent_rp, name):
         """What a service other than Nova does: a provider of its own
         under a compute node, and allocations of a custom class on it.
@@ -336,8 +373,9 @@ class ScenarioMixin:
         {scenario name: Made}. The hosts, by scenario: live (live1),
         in_progress (mig-src, mig-dst), interrupted (int-src, int-dst),
         deleted (del-src, del-dst), evacuated (evac-src, evac-dst),
-        external (a child of live1), reinstalled (reinst), flavors (gold,
-        pinned), disabled (disabled)."""
+        nested (nest-src, nest-dst, and their -child providers),
+        external (a child of live1), reinstalled (reinst), flavors
+        (gold, pinned), disabled (disabled)."""
         world = {
             'live': self.make_live_servers('live1', count=2),
             'in_progress': self.make_migration_in_progress('mig-src',
@@ -347,6 +385,8 @@ class ScenarioMixin:
             'deleted': self.make_deleted_while_host_down('del-src',
                                                          'del-dst'),
             'evacuated': self.make_evacuated_server('evac-src', 'evac-dst'),
+            'nested': self.make_evacuated_nested_server('nest-src',
+                                                        'nest-dst'),
         }
         world['external'] = self.make_external_consumer(
             world['live'].providers[0], 'live1:widget-agent')

@@ -66,6 +66,13 @@ class LeaksTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertEqual({}, self.consumer_allocations(
             evacuated.migrations[0]))
 
+        nested = world['nested']
+        source, source_child, dest, dest_child = nested.providers
+        self.assertEqual(
+            {source: FLAVOR, dest: FLAVOR,
+             source_child: {drivers.MAGIC: 1}, dest_child: {drivers.MAGIC: 1}},
+            self.consumer_allocations(nested.servers[0]))
+
         external = world['external']
         self.assertEqual(
             {external.providers[0]: {scenarios.EXTERNAL_CLASS: 3}},
@@ -74,10 +81,11 @@ class LeaksTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         # Every allocation in the cloud is one of these.
         made = set()
         for name in ('live', 'in_progress', 'interrupted', 'deleted',
-                     'evacuated', 'external', 'reinstalled'):
+                     'evacuated', 'nested', 'external', 'reinstalled'):
             made |= set(world[name].servers + world[name].migrations
                         + world[name].consumers)
-        made -= set(deleted.servers + evacuated.migrations)
+        made -= set(deleted.servers + evacuated.migrations
+                    + nested.migrations)
         self.assertEqual(made, self.all_consumers())
 
     def test_reinstalled_compute_leaves_a_stale_provider(self):
@@ -105,13 +113,15 @@ class LeaksTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
     def test_nova_manage_audit_judges_the_world(self):
         world = self.build_world()
         interrupted, deleted = world['interrupted'], world['deleted']
-        evacuated = world['evacuated']
+        evacuated, nested = world['evacuated'], world['nested']
         found = [
             # The interrupted migration's server, live on its dead
             # source: Nova's audit sees no instance on the destination.
             (interrupted.servers[0], interrupted.providers[1]),
             (deleted.migrations[0], deleted.providers[0]),
             (evacuated.servers[0], evacuated.providers[0]),
+            # Only the root's share of the nested server's allocation.
+            (nested.servers[0], nested.providers[0]),
         ]
 
         code, output = self.nova_manage_audit()
@@ -137,6 +147,13 @@ class LeaksTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertHolds(world['live'].providers[0], world['live'].servers)
         self.assertHolds(world['external'].providers[0],
                          world['external'].consumers)
+        # Nor can it see the rest: the nested server still holds its
+        # source child's CUSTOM_MAGIC, and Nova's audit finds nothing more.
+        source, source_child, dest, dest_child = nested.providers
+        self.assertEqual(
+            {source_child: {drivers.MAGIC: 1}, dest: FLAVOR,
+             dest_child: {drivers.MAGIC: 1}},
+            self.consumer_allocations(nested.servers[0]))
         self.assertEqual(0, self.nova_manage_audit()[0])
 
 
