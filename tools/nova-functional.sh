@@ -4,9 +4,11 @@
 # one-line import change a project would make. Not part of the default
 # suite: it builds two virtualenvs and runs for minutes.
 #
-#   bash tools/nova-functional.sh [setup|upstream|ours|both|together] [filter...]
+#   bash tools/nova-functional.sh [setup|setup-ours|upstream|ours|both|together] [filter...]
 #
 # setup     build both venvs and both Nova trees (idempotent)
+# setup-ours  build only Nova's tree and venv with our fixture (what
+#           tools/nova-tests.sh needs)
 # upstream  run the selection with openstack-placement's fixture
 # ours      run it with osc_placement.server.fixture (openstack-placement
 #           is not installed in that venv)
@@ -82,25 +84,33 @@ swap_imports() {  # the change a project makes to use our fixture
         "$tree/nova/tests/functional/regressions/test_bug_1679750.py"
 }
 
-setup() {
-    nova_tree "$work/nova-upstream"
+setup_ours() {
     nova_tree "$work/nova-ours"
     swap_imports "$work/nova-ours"
-    make_venv "$work/venv-upstream" "$work/nova-upstream" \
-        "openstack-placement==$placement_version"
     make_venv "$work/venv-ours" "$work/nova-ours"
-    if [ ! -f "$work/venv-ours/.ours" ]; then
+    # Again when setup.cfg changed since: its entry points (the commands
+    # the placement shell loads) are read at install time.
+    if [ ! -f "$work/venv-ours/.ours" ] ||
+       [ "$top/setup.cfg" -nt "$work/venv-ours/.ours" ]; then
         # Editable, so the runs see this worktree's server; pbr needs a
         # version in a tag-less clone.
         PBR_VERSION=${PBR_VERSION:-0.0.1} "$work/venv-ours/bin/python" -m \
             pip install --quiet -e "$top[server,test-fixture]" \
-            "$sqlalchemy_pin" > "$work/venv-ours/install-ours.log" 2>&1
+            "$sqlalchemy_pin" > "$work/venv-ours/install-ours.log" 2>&1 || {
+                tail -30 "$work/venv-ours/install-ours.log"; exit 1; }
         touch "$work/venv-ours/.ours"
     fi
     if "$work/venv-ours/bin/python" -c 'import placement' 2>/dev/null; then
         echo "openstack-placement must not be in $work/venv-ours" >&2
         exit 1
     fi
+}
+
+setup() {
+    nova_tree "$work/nova-upstream"
+    make_venv "$work/venv-upstream" "$work/nova-upstream" \
+        "openstack-placement==$placement_version"
+    setup_ours
 }
 
 run() {  # run upstream|ours FILTER...
@@ -135,6 +145,7 @@ action=${1:-both}
 [ $# -gt 0 ] && shift
 case $action in
     setup) setup ;;
+    setup-ours) setup_ours ;;
     upstream|ours) setup; run "$action" "$@" ;;
     both)
         setup
@@ -153,5 +164,5 @@ case $action in
         wait $ours_pid || rc=1
         cat "$work/upstream.summary" "$work/ours.summary"
         exit $rc ;;
-    *) sed -n 2,27p "$0"; exit 2 ;;
+    *) sed -n 2,29p "$0"; exit 2 ;;
 esac
