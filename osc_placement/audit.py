@@ -33,9 +33,17 @@ ORPHANED = 'orphaned'
 MIGRATION_FINISHED = 'migration-finished'
 DOUBLED = 'doubled'
 
+# A server moves while it has a task or one of these statuses; a
+# migration whose status says it is under way is stuck when its server
+# does not.
+MOVING_SERVER_STATUSES = frozenset(
+    ('RESIZE', 'VERIFY_RESIZE', 'REVERT_RESIZE', 'MIGRATING', 'REBUILD'))
+
 # ``keep``: the providers whose allocations a fix keeps (an empty set
 # removes them all), or None when nobody can tell which to keep.
-Finding = collections.namedtuple('Finding', 'consumer problem detail keep')
+# ``to``: the server a finished migration's allocations go back to.
+Finding = collections.namedtuple('Finding', 'consumer problem detail keep to')
+Finding.__new__.__defaults__ = (None,)
 
 
 def flavor_classes(flavors):
@@ -64,13 +72,22 @@ class NovaView:
         self.classes = NOVA_CLASSES | flavor_classes(flavors)
         self._moving = {}
         for migration in migrations:
-            if migration['status'] not in FINISHED_MIGRATION_STATUSES:
+            if not self.is_over(migration):
                 self._moving.setdefault(migration['instance_uuid'],
                                         []).append(migration)
 
     def is_moving(self, server_uuid):
         """True while a migration of the server is under way."""
         return bool(self._moving.get(server_uuid))
+
+    def is_over(self, migration):
+        """True for a migration whose status says so, and for one whose
+        status says it is under way while its server is gone or idle (a
+        move a dead compute never finished)."""
+        if migration['status'] in FINISHED_MIGRATION_STATUSES:
+            return True
+        server = self.servers.get(migration['instance_uuid'])
+        return server is None or not server_moves(server)
 
     def node_of(self, server):
         """The UUID of the compute node the server is on, or None."""
@@ -85,6 +102,11 @@ class NovaView:
                    .get('host') == host]
         found = on_host or named
         return found[0] if len(found) == 1 else None
+
+
+def server_moves(server):
+    return bool(server.get('OS-EXT-STS:task_state')
+                or server.get('status') in MOVING_SERVER_STATUSES)
 
 
 def is_novas(detail, nova):
@@ -119,7 +141,7 @@ def judge(consumer, detail, nova, root_of, sharing):
         return None
     migration = nova.migrations.get(consumer)
     if migration is not None:
-        return _judge_migration(consumer, migration)
+        return _judge_migration(consumer, migration, detail, nova, root_of)
     server = nova.servers.get(consumer)
     if server is None:
         return Finding(consumer, ORPHANED,
@@ -131,14 +153,41 @@ def judge(consumer, detail, nova, root_of, sharing):
     return _doubled(consumer, server, trees, nova, detail, sharing)
 
 
-def _judge_migration(consumer, migration):
-    if migration['status'] not in FINISHED_MIGRATION_STATUSES:
+def _judge_migration(consumer, migration, detail, nova, root_of):
+    if not nova.is_over(migration):
         return None
-    return Finding(consumer, MIGRATION_FINISHED,
-                   '%s of server %s is %s' % (
-                       migration.get('migration_type') or 'migration',
-                       migration['instance_uuid'], migration['status']),
-                   frozenset())
+    server_uuid = migration['instance_uuid']
+    server = nova.servers.get(server_uuid)
+    text = '%s of server %s is %s' % (
+        migration.get('migration_type') or 'migration', server_uuid,
+        migration['status'])
+    if migration['status'] not in FINISHED_MIGRATION_STATUSES:
+        text += (', but the server is gone' if server is None else
+                 ', but the server is %s and not moving'
+                 % server.get('status'))
+    node = nova.node_of(server) if server else None
+    holds_node = node is not None and any(
+        root_of.get(provider, provider) == node
+        for provider in detail['allocations'])
+    return Finding(consumer, MIGRATION_FINISHED, text, frozenset(),
+                   to=server_uuid if holds_node else None)
+
+
+def hand_back(finding, server_detail, root_of, nova):
+    """A finished migration's Finding, once its server's allocations are
+    read: the migration's allocations go back to the server only when
+    the migration holds the server's node and the server does not (an
+    interrupted move: the server runs where the migration holds, and
+    holds only where it never ran); otherwise they are just removed."""
+    if finding.to is None:
+        return finding
+    node = nova.node_of(nova.servers[finding.to])
+    if any(root_of.get(provider, provider) == node
+           for provider in server_detail.get('allocations') or {}):
+        return finding._replace(to=None)
+    return finding._replace(detail=finding.detail + (
+        '; the server runs where this holds, so its allocations go back '
+        'to the server'))
 
 
 def _doubled(consumer, server, trees, nova, detail, sharing):

@@ -135,8 +135,11 @@ def read_nova(command, flavors=True):
     """Nova's view: servers, migrations, compute nodes (and flavors)."""
     nova = compute.ComputeClient.from_client_manager(
         command.app.client_manager)
+    # Migrations before servers: a migration that ends in between is
+    # then seen idle rather than under way, never the other way round.
+    migrations = nova.migrations()
     return audit.NovaView(
-        nova.servers(), nova.migrations(), nova.hypervisors(),
+        nova.servers(), migrations, nova.hypervisors(),
         nova.flavors() if flavors else ())
 
 
@@ -232,6 +235,7 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
         findings = [finding for finding in (
             audit.judge(uuid, detail, nova, cloud.root_of, cloud.sharing)
             for uuid, detail in details.items()) if finding]
+        findings = self._handed_back(findings, details, nova, cloud)
         columns = version.available(AUDIT_COLUMNS, version.get_version(self))
         if not findings:
             say(self, 'No consumer in %s lacks a server or a migration '
@@ -246,6 +250,16 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
                 + ((results.get(finding.consumer),) if results else ())
                 for finding in findings]
         return columns + ((RESULT_COLUMN,) if results else ()), rows
+
+    @staticmethod
+    def _handed_back(findings, details, nova, cloud):
+        """Settle which finished migrations hand their allocations back
+        to their server, reading those servers' allocations."""
+        servers = {finding.to for finding in findings if finding.to}
+        details.update(cloud.details(servers - set(details)))
+        return [audit.hand_back(finding, details[finding.to], cloud.root_of,
+                                nova) if finding.to else finding
+                for finding in findings]
 
     @staticmethod
     def _worth_reading(held, nova, cloud, whole_cloud):
@@ -289,8 +303,7 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
                 'the allocations of %d consumers' % len(fixable),
                 'Give --yes to confirm.')
         outcomes = write_each(
-            lambda finding: self._fix(finding, details[finding.consumer]),
-            fixable)
+            lambda finding: self._fix(finding, details), fixable)
         results = {finding.consumer: UNDECIDED for finding in findings}
         for finding, outcome in zip(fixable, outcomes):
             results[finding.consumer] = outcome or self._removed_text(
@@ -311,21 +324,53 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
             if uuid not in finding.keep))
 
     def _loss_line(self, finding, details, cloud):
-        return '  %s (%s): %s' % (finding.consumer, finding.problem,
+        line = '  %s (%s): %s' % (finding.consumer, finding.problem,
                                   self._lost(finding, details, cloud))
+        if finding.to:
+            line += (', handed to server %s in place of what it holds'
+                     % finding.to)
+        return line
 
     def _removed_text(self, finding, details, cloud):
+        if finding.to:
+            return '%s; moved to server %s' % (DELETED, finding.to)
         if not finding.keep:
             return DELETED
         return '%s on %s' % (DELETED, self._lost(finding, details, cloud))
 
-    def _fix(self, finding, detail):
+    def _fix(self, finding, details):
+        detail = details[finding.consumer]
+        if finding.to:
+            return self._hand_back(finding, detail, details[finding.to])
         body = {'allocations': audit.fixed_allocations(detail, finding),
                 'consumer_generation': detail['consumer_generation'],
                 'project_id': detail['project_id'],
                 'user_id': detail['user_id']}
         self.placement.request('PUT', CONSUMER_URL.format(
             uuid=finding.consumer), json=body, version=WRITE_VERSION)
+
+    def _hand_back(self, finding, detail, server_detail):
+        """One POST /allocations: the migration's allocations become the
+        server's, in place of what the server held; both generations
+        are checked, so nothing is written if either changed."""
+        moved = audit.fixed_allocations(detail, finding._replace(
+            keep=frozenset(detail['allocations'])))
+        body = {
+            finding.consumer: {
+                'allocations': {},
+                'consumer_generation': detail['consumer_generation'],
+                'project_id': detail['project_id'],
+                'user_id': detail['user_id']},
+            finding.to: {
+                'allocations': moved,
+                'consumer_generation': server_detail.get(
+                    'consumer_generation'),
+                'project_id': server_detail.get('project_id',
+                                                detail['project_id']),
+                'user_id': server_detail.get('user_id', detail['user_id'])},
+        }
+        self.placement.request('POST', '/allocations', json=body,
+                               version=WRITE_VERSION)
 
 
 STALE_COLUMNS = ('uuid', 'name', 'problem', 'detail', 'root_provider_uuid',

@@ -16,9 +16,11 @@ ROOT_OF = {ROOT_A: ROOT_A, ROOT_B: ROOT_B, CHILD_A: ROOT_A,
 SHARING = {SHARED_DISK}
 
 
-def server(uuid, node='node-a', host='host-a'):
+def server(uuid, node='node-a', host='host-a', status='ACTIVE',
+           task_state=None):
     return {'id': uuid, 'OS-EXT-SRV-ATTR:host': host,
-            'OS-EXT-SRV-ATTR:hypervisor_hostname': node}
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': node, 'status': status,
+            'OS-EXT-STS:task_state': task_state}
 
 
 def hypervisor(uuid, name, host):
@@ -92,10 +94,10 @@ class TestConsumerVerdicts(testtools.TestCase):
 
     def test_migration_under_way_is_fine_and_finished_is_reported(self):
         held = detail((ROOT_A, {'VCPU': 2}))
+        moving = server('s1', 'node-b', 'host-b', status='VERIFY_RESIZE')
         for status in ('migrating', 'finished', 'running', 'pre-migrating',
                        'confirming', 'reverting', 'accepted'):
-            nova = view([server('s1', 'node-b', 'host-b')],
-                        [migration('m1', 's1', status)])
+            nova = view([moving], [migration('m1', 's1', status)])
             self.assertIsNone(judge('m1', held, nova), status)
         for status in sorted(audit.FINISHED_MIGRATION_STATUSES):
             nova = view([server('s1', 'node-b', 'host-b')],
@@ -117,9 +119,44 @@ class TestConsumerVerdicts(testtools.TestCase):
 
     def test_two_trees_during_a_migration_is_fine(self):
         held = detail((ROOT_A, {'VCPU': 1}), (ROOT_B, {'VCPU': 1}))
-        nova = view([server('s1')], [migration('m1', 's1', 'post-migrating',
-                                               'live-migration')])
+        nova = view([server('s1', status='MIGRATING',
+                            task_state='migrating')],
+                    [migration('m1', 's1', 'post-migrating',
+                               'live-migration')])
         self.assertIsNone(judge('s1', held, nova))
+
+    def test_a_migration_under_way_whose_server_is_idle_is_stuck(self):
+        # A resize whose source compute died: the migration stays
+        # pre-migrating, the server is reset to ACTIVE on its source.
+        held = detail((ROOT_A, {'VCPU': 2}))
+        nova = view([server('s1')], [migration('m1', 's1', 'pre-migrating')])
+        finding = judge('m1', held, nova)
+        self.assertEqual(audit.MIGRATION_FINISHED, finding.problem)
+        self.assertIn('pre-migrating, but the server is ACTIVE and not '
+                      'moving', finding.detail)
+        self.assertEqual('s1', finding.to)
+        self.assertTrue(nova.is_over(nova.migrations['m1']))
+        self.assertIsNone(judge('s1', detail((ROOT_A, {'VCPU': 1}),
+                                             (ROOT_B, {'VCPU': 1})),
+                                nova).to)
+
+    def test_a_stuck_migrations_allocations_go_back_to_its_server(self):
+        nova = view([server('s1')], [migration('m1', 's1', 'pre-migrating')])
+        finding = judge('m1', detail((ROOT_A, {'VCPU': 2})), nova)
+        # The server holds only the node it never reached: hand back.
+        back = audit.hand_back(finding, detail((ROOT_B, {'VCPU': 2})),
+                               ROOT_OF, nova)
+        self.assertEqual('s1', back.to)
+        self.assertIn('go back to the server', back.detail)
+        # The server already holds its own node: just remove.
+        self.assertIsNone(audit.hand_back(
+            finding, detail((CHILD_A, {'VGPU': 1})), ROOT_OF, nova).to)
+
+    def test_a_migration_of_a_server_elsewhere_is_only_removed(self):
+        nova = view([server('s1', 'node-b', 'host-b')],
+                    [migration('m1', 's1', 'error')])
+        self.assertIsNone(judge('m1', detail((ROOT_A, {'VCPU': 2})),
+                                nova).to)
 
     def test_an_evacuation_that_is_done_leaves_a_doubled_server(self):
         held = detail((ROOT_A, {'VCPU': 1}), (ROOT_B, {'VCPU': 1}))
