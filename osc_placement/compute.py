@@ -55,6 +55,12 @@ class ComputeClient:
                 url, params=params or None, microversion=microversion,
                 headers={'Accept': 'application/json'})
         except ks_exc.HttpError as exc:
+            if exc.http_status == 406:
+                # Refused our microversion though its version document
+                # promised it (a proxy in front, say): the same words.
+                raise osc_exc.CommandError(too_old_message(
+                    self.endpoint,
+                    refusal=_nova_detail(exc.response))) from exc
             raise nova_error(exc, path) from exc
         except ks_exc.ConnectionError as exc:
             raise osc_exc.CommandError(
@@ -68,11 +74,8 @@ class ComputeClient:
         document = self._get('/', {}, microversion=None)
         highest = (document.get('version') or {}).get('version') or ''
         if _as_tuple(highest) < _as_tuple(MICROVERSION):
-            raise osc_exc.CommandError(
-                'Nova at %s speaks compute API microversions up to %s; '
-                'this command needs %s (Nova 18.0.0, Rocky, or newer).'
-                % (self.endpoint, highest or '2.0 (no microversions)',
-                   MICROVERSION))
+            raise osc_exc.CommandError(too_old_message(
+                self.endpoint, highest or '2.0 (no microversions)'))
         self._checked = True
 
     def pages(self, path, member, marker_key='id', **params):
@@ -135,6 +138,14 @@ def _as_tuple(microversion):
         return tuple(int(part) for part in microversion.split('.'))
     except ValueError:
         return (0,)
+
+
+def too_old_message(endpoint, highest=None, refusal=None):
+    said = ('speaks compute API microversions up to %s' % highest
+            if highest else 'refused compute API microversion %s (%s)'
+            % (MICROVERSION, refusal))
+    return ('Nova at %s %s; this command needs %s (Nova 18.0.0, Rocky, or '
+            'newer).' % (endpoint, said, MICROVERSION))
 
 
 def compute_endpoint(client_manager):
