@@ -201,10 +201,10 @@ def nova_error(exc, path):
     detail = _nova_detail(exc.response)
     suffix = http.request_id_suffix(exc)
     if status == 403:
-        return osc_exc.Forbidden(403, (
-            'Nova refused GET %s: %s. Reading every project\'s servers, '
-            'migrations and hypervisors takes an admin of Nova.'
-            % (path, detail)) + suffix)
+        return osc_exc.CommandError(
+            'Nova refused GET %s (HTTP 403): %s. Reading every project\'s '
+            'servers, migrations and compute nodes takes an admin of '
+            'Nova.%s' % (path, detail.rstrip('.'), suffix))
     if status == 404:
         return osc_exc.NotFound(404, 'Nova: %s%s' % (detail, suffix))
     return osc_exc.CommandError('Nova error on GET %s: %s (HTTP %s)%s'

@@ -385,7 +385,7 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
 
     A root provider is stale when its UUID is no compute node in Nova's
     compute API (admin only) and it looks like one: compute classes
-    (VCPU, PCPU, MEMORY_MB), a COMPUTE_ trait, or the name of a compute
+    (VCPU, PCPU, MEMORY_MB), a ``COMPUTE_`` trait, or the name of a compute
     node of Nova's. The last is the replaced or renamed node whose new
     provider Placement refuses (HTTP 409, the name is taken): the detail
     column names the node. The children of a stale provider are listed
