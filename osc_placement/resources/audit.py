@@ -49,11 +49,12 @@ UNDECIDED = 'left alone: cannot tell which tree is the server\'s'
 
 
 def add_scope_options(parser):
-    parser.add_argument(
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
         '--resource-provider', metavar='<provider>',
         help='Only consumers holding allocations in the tree of this '
              'provider (UUID or name)')
-    parser.add_argument(
+    scope.add_argument(
         '--aggregate', metavar='<aggregate_uuid>',
         help='Only consumers holding allocations in the trees of this '
              'aggregate\'s providers')
