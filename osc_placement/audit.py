@@ -17,10 +17,13 @@ from osc_placement import flavor_request
 # encryption). The classes Nova's flavors ask for are added to them.
 NOVA_CLASSES = frozenset((
     'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB', 'VGPU', 'MEM_ENCRYPTION_CONTEXT',
+    'FPGA', 'PGPU',
     'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC',
     'NET_PACKET_RATE_KILOPACKET_PER_SEC',
     'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
     'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC'))
+# PCI devices Nova reports in Placement get classes of this prefix.
+NOVA_CLASS_PREFIX = 'CUSTOM_PCI_'
 NOVA_CONSUMER_TYPES = ('INSTANCE', 'MIGRATION')
 
 # Migration statuses of a migration that is over, whatever its outcome
@@ -42,8 +45,12 @@ MOVING_SERVER_STATUSES = frozenset(
 # ``keep``: the providers whose allocations a fix keeps (an empty set
 # removes them all), or None when nobody can tell which to keep.
 # ``to``: the server a finished migration's allocations go back to.
-Finding = collections.namedtuple('Finding', 'consumer problem detail keep to')
-Finding.__new__.__defaults__ = (None,)
+Finding = collections.namedtuple('Finding', 'consumer problem detail keep to',
+                                 defaults=(None,))
+# What a verdict needs of Placement's providers: each one's root, the
+# sharing ones, and the roots that are Nova's compute nodes (by UUID, or
+# by the name of one: a node re-created under a new UUID).
+Trees = collections.namedtuple('Trees', 'root_of sharing nova_roots')
 
 
 def flavor_classes(flavors):
@@ -64,12 +71,14 @@ class NovaView:
     """Nova's servers, migrations and compute nodes, indexed for the
     verdicts."""
 
-    def __init__(self, servers, migrations, hypervisors, flavors=()):
+    def __init__(self, servers, migrations, hypervisors, flavors=(),
+                 classes=None):
         self.servers = {server['id']: server for server in servers}
         self.migrations = {migration['uuid']: migration
                            for migration in migrations}
         self.hypervisors = {node['id']: node for node in hypervisors}
-        self.classes = NOVA_CLASSES | flavor_classes(flavors)
+        self.classes = (classes if classes is not None
+                        else NOVA_CLASSES | flavor_classes(flavors))
         self._moving = {}
         for migration in migrations:
             if not self.is_over(migration):
@@ -88,6 +97,16 @@ class NovaView:
             return True
         server = self.servers.get(migration['instance_uuid'])
         return server is None or not server_moves(server)
+
+    def evacuation_done(self, server_uuid):
+        """The server's evacuation whose source Nova has yet to free, or
+        None."""
+        for migration in self.migrations.values():
+            if (migration['instance_uuid'] == server_uuid
+                    and migration.get('migration_type') == 'evacuation'
+                    and migration['status'] == 'done'):
+                return migration
+        return None
 
     def node_of(self, server):
         """The UUID of the compute node the server is on, or None."""
@@ -109,14 +128,33 @@ def server_moves(server):
                 or server.get('status') in MOVING_SERVER_STATUSES)
 
 
-def is_novas(detail, nova):
+def nova_roots(every, nova):
+    """The root providers that are Nova's compute nodes."""
+    names = {node.get('hypervisor_hostname')
+             for node in nova.hypervisors.values()}
+    return frozenset(
+        provider['uuid'] for provider in every
+        if provider.get('root_provider_uuid', provider['uuid'])
+        == provider['uuid']
+        and (provider['uuid'] in nova.hypervisors
+             or provider['name'] in names))
+
+
+def is_novas(detail, nova, trees):
     """True for a consumer Nova wrote: of a Nova type, or holding one of
-    the classes Nova allocates for servers."""
+    the classes Nova allocates for servers in a tree of Nova's compute
+    nodes (another service may allocate VCPU on providers of its own)."""
     if detail.get('consumer_type') in NOVA_CONSUMER_TYPES:
         return True
-    return any(rc in nova.classes
-               for allocation in detail['allocations'].values()
-               for rc in allocation['resources'])
+    held = detail['allocations']
+    return (any(trees.root_of.get(provider, provider) in trees.nova_roots
+                for provider in held)
+            and any(is_nova_class(rc, nova) for allocation in held.values()
+                    for rc in allocation['resources']))
+
+
+def is_nova_class(rc, nova):
+    return rc in nova.classes or rc.startswith(NOVA_CLASS_PREFIX)
 
 
 def compute_trees(allocations, root_of, sharing):
@@ -130,27 +168,28 @@ def compute_trees(allocations, root_of, sharing):
     return trees
 
 
-def judge(consumer, detail, nova, root_of, sharing):
+def judge(consumer, detail, nova, trees):
     """The Finding for one consumer, or None when Nova accounts for it.
 
     ``detail`` is the consumer's ``GET /allocations/{consumer}`` (the
-    allocations member at least); ``root_of`` maps each provider to its
-    root and ``sharing`` holds the sharing providers.
+    allocations member at least), ``trees`` the providers' Trees.
     """
-    if not detail.get('allocations') or not is_novas(detail, nova):
+    if not detail.get('allocations') or not is_novas(detail, nova, trees):
         return None
     migration = nova.migrations.get(consumer)
     if migration is not None:
-        return _judge_migration(consumer, migration, detail, nova, root_of)
+        return _judge_migration(consumer, migration, detail, nova,
+                                trees.root_of)
     server = nova.servers.get(consumer)
     if server is None:
         return Finding(consumer, ORPHANED,
                        'no server or migration in Nova has this UUID',
                        frozenset())
-    trees = compute_trees(detail['allocations'], root_of, sharing)
-    if len(trees) < 2 or nova.is_moving(consumer):
+    held = compute_trees(detail['allocations'], trees.root_of,
+                         trees.sharing)
+    if len(held) < 2 or nova.is_moving(consumer):
         return None
-    return _doubled(consumer, server, trees, nova, detail, sharing)
+    return _doubled(consumer, server, held, nova, detail, trees.sharing)
 
 
 def _judge_migration(consumer, migration, detail, nova, root_of):
@@ -173,7 +212,7 @@ def _judge_migration(consumer, migration, detail, nova, root_of):
                    to=server_uuid if holds_node else None)
 
 
-def hand_back(finding, server_detail, root_of, nova):
+def hand_back(finding, server_detail, trees, nova):
     """A finished migration's Finding, once its server's allocations are
     read: the migration's allocations go back to the server only when
     the migration holds the server's node and the server does not (an
@@ -182,7 +221,7 @@ def hand_back(finding, server_detail, root_of, nova):
     if finding.to is None:
         return finding
     node = nova.node_of(nova.servers[finding.to])
-    if any(root_of.get(provider, provider) == node
+    if any(trees.root_of.get(provider, provider) == node
            for provider in server_detail.get('allocations') or {}):
         return finding._replace(to=None)
     return finding._replace(detail=finding.detail + (
@@ -195,6 +234,11 @@ def _doubled(consumer, server, trees, nova, detail, sharing):
     where = 'server on %s holds %d compute trees, no migration under way' % (
         server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or 'no host',
         len(trees))
+    evacuation = nova.evacuation_done(consumer)
+    if evacuation:
+        where += ('; evacuated from %s (done): Nova frees the source when '
+                  'its compute starts again'
+                  % (evacuation.get('source_compute') or 'its source'))
     if node not in trees:
         return Finding(consumer, DOUBLED,
                        where + "; its own tree is not among them",
@@ -202,6 +246,15 @@ def _doubled(consumer, server, trees, nova, detail, sharing):
     keep = set(trees[node]) | {provider for provider in detail['allocations']
                                if provider in sharing}
     return Finding(consumer, DOUBLED, where, frozenset(keep))
+
+
+def same_holdings(first, second):
+    """True when two reads of a consumer hold the same resources on the
+    same providers."""
+    def holdings(detail):
+        return {provider: allocation['resources'] for provider, allocation
+                in (detail.get('allocations') or {}).items()}
+    return holdings(first) == holdings(second)
 
 
 def fixed_allocations(detail, finding):
@@ -227,10 +280,14 @@ def nova_type(consumer, nova):
 COMPUTE_CLASSES = frozenset(('VCPU', 'PCPU', 'MEMORY_MB'))
 COMPUTE_TRAIT_PREFIX = 'COMPUTE_'
 
+# ``deletable``: the evidence that the provider is a compute node's is
+# enough for --delete (a name or a trait only Nova's compute sets), not
+# compute classes alone, which other services' providers may have.
 StaleProvider = collections.namedtuple(
-    'StaleProvider', 'provider problem detail')
+    'StaleProvider', 'provider problem detail deletable')
 STALE = 'stale'
 STALE_CHILD = 'child-of-stale'
+DUPLICATE_NAME = 'duplicate-name'
 
 
 def unknown_roots(every, nova, sharing):
@@ -243,13 +300,32 @@ def unknown_roots(every, nova, sharing):
             and provider['uuid'] not in sharing]
 
 
-def looks_like_compute_node(provider, inventories, traits, nova):
-    """True for a root that Nova's compute service made: compute
-    classes, a COMPUTE_ trait, or the name of one of Nova's nodes."""
-    return (bool(COMPUTE_CLASSES & set(inventories))
-            or any(trait.startswith(COMPUTE_TRAIT_PREFIX)
-                   for trait in traits)
-            or node_named(provider['name'], nova) is not None)
+def compute_node_evidence(provider, inventories, traits, nova):
+    """Why a root looks like a compute node's: the name of one of Nova's
+    nodes, a COMPUTE_ trait, compute classes; None when nothing does."""
+    holder = node_named(provider['name'], nova)
+    if holder is not None:
+        return ('Nova\'s compute node %s of this name has UUID %s; this '
+                'provider takes the name its provider needs'
+                % (provider['name'], holder))
+    if any(trait.startswith(COMPUTE_TRAIT_PREFIX) for trait in traits):
+        return 'no compute node of Nova has this UUID (it has COMPUTE_ traits)'
+    if COMPUTE_CLASSES & set(inventories):
+        return ('no compute node of Nova has this UUID; only its compute '
+                'classes say it was one, so --delete leaves it alone')
+    return None
+
+
+def stale_verdict(provider, inventories, traits, nova):
+    """The StaleProvider for an unknown root, or None if it does not look
+    like a compute node's."""
+    evidence = compute_node_evidence(provider, inventories, traits, nova)
+    if evidence is None:
+        return None
+    deletable = (node_named(provider['name'], nova) is not None
+                 or any(trait.startswith(COMPUTE_TRAIT_PREFIX)
+                        for trait in traits))
+    return StaleProvider(provider, STALE, evidence, deletable)
 
 
 def node_named(name, nova):
@@ -260,16 +336,26 @@ def node_named(name, nova):
     return None
 
 
-def stale_verdict(provider, nova):
-    """Why a stale root is stale, naming the node its name blocks."""
-    holder = node_named(provider['name'], nova)
-    if holder is None:
-        return StaleProvider(provider, STALE,
-                             'no compute node of Nova has this UUID')
-    return StaleProvider(
-        provider, STALE,
-        'Nova\'s compute node %s of this name has UUID %s; this provider '
-        'takes the name its provider needs' % (provider['name'], holder))
+def nodes_without_provider(every, nova):
+    """Nova's compute nodes that share their name with another node and
+    have no provider (Placement refuses the second of a name): rows of
+    their own, which only Nova can fix (delete the old service)."""
+    have = {provider['uuid'] for provider in every}
+    by_name = collections.defaultdict(list)
+    for uuid, node in nova.hypervisors.items():
+        by_name[node.get('hypervisor_hostname')].append(uuid)
+    rows = []
+    for name, uuids in sorted(by_name.items(), key=lambda item: str(item[0])):
+        if len(uuids) < 2:
+            continue
+        for uuid in sorted(set(uuids) - have):
+            others = ', '.join(sorted(set(uuids) - {uuid}))
+            rows.append(StaleProvider(
+                {'uuid': uuid, 'name': name, 'root_provider_uuid': None},
+                DUPLICATE_NAME,
+                'Nova has compute nodes %s of this name too; this one has '
+                'no provider (the name is taken)' % others, False))
+    return rows
 
 
 def stale_children(stale_roots, every):

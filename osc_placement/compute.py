@@ -6,8 +6,9 @@ with the session the command already holds, at the compute endpoint of
 that session's catalogue (or ``compute_endpoint_override`` /
 ``OS_COMPUTE_ENDPOINT_OVERRIDE`` where there is no catalogue), and ask
 for one microversion, ``MICROVERSION``: hypervisor ids that are the
-compute nodes' UUIDs (2.53), migration UUIDs and paging (2.59) and
-flavors with their extra specs (2.61).
+compute nodes' UUIDs (2.53), migration UUIDs and paging (2.59), flavors
+with their extra specs (2.61) and servers of an unreachable cell listed
+as UNKNOWN rather than left out (2.69).
 
 Every failure becomes an osc-lib ``CommandError`` whose text names Nova,
 so that it is not taken for Placement's.
@@ -19,7 +20,7 @@ from osc_lib import exceptions as osc_exc
 from osc_placement import http
 
 SERVICE_TYPE = 'compute'
-MICROVERSION = '2.61'
+MICROVERSION = '2.69'
 ENDPOINT_OVERRIDE_KEY = 'compute_endpoint_override'
 ENDPOINT_OVERRIDE_ENV = 'OS_COMPUTE_ENDPOINT_OVERRIDE'
 # Nova's api.max_limit default: a page of any list is at most this long.
@@ -94,12 +95,29 @@ class ComputeClient:
     # --- What the audits read.
 
     def servers(self):
-        """Every live server of every project, with its host and node."""
-        return self.pages('/servers/detail', 'servers', all_tenants=1)
+        """Every live server of every project, with its host and node.
 
-    def migrations(self):
-        """Every migration Nova still lists, of any status."""
-        return self.pages('/os-migrations', 'migrations', marker_key='uuid')
+        A server in a cell Nova cannot reach comes back UNKNOWN, without
+        its host: judging allocations then would take it for gone, so
+        that is refused."""
+        servers = self.pages('/servers/detail', 'servers', all_tenants=1)
+        check_every_cell_answered(servers)
+        return servers
+
+    def server(self, uuid):
+        """One server, or None when Nova has none of this UUID."""
+        try:
+            server = self.get('/servers/%s' % quote(uuid))['server']
+        except osc_exc.NotFound:
+            return None
+        check_every_cell_answered([server])
+        return server
+
+    def migrations(self, **filters):
+        """Every migration Nova still lists, of any status (``filters``:
+        Nova's, instance_uuid say)."""
+        return self.pages('/os-migrations', 'migrations', marker_key='uuid',
+                          **filters)
 
     def hypervisors(self):
         """Every compute node: ``id`` is its UUID (the provider's), with
@@ -114,7 +132,7 @@ class ComputeClient:
     def find_flavor(self, name_or_id):
         """The flavor with this ID, else the one with this name."""
         try:
-            return self.get('/flavors/%s' % name_or_id)['flavor']
+            return self.get('/flavors/%s' % quote(name_or_id))['flavor']
         except osc_exc.NotFound:
             pass
         named = [flavor for flavor in self.flavors()
@@ -127,6 +145,20 @@ class ComputeClient:
                 % name_or_id)
         raise osc_exc.CommandError(
             "No flavor with name or ID '%s' in Nova." % name_or_id)
+
+
+def quote(text):
+    from urllib import parse
+    return parse.quote(text, safe='')
+
+
+def check_every_cell_answered(servers):
+    unknown = sum(1 for server in servers if server.get('status') == 'UNKNOWN')
+    if unknown:
+        raise osc_exc.CommandError(
+            'Nova cannot reach the cell of %d servers (listed UNKNOWN): '
+            'judging Placement now would take them for gone. Try again '
+            'once every cell answers.' % unknown)
 
 
 def _has_next(links):
@@ -144,7 +176,7 @@ def too_old_message(endpoint, highest=None, refusal=None):
     said = ('speaks compute API microversions up to %s' % highest
             if highest else 'refused compute API microversion %s (%s)'
             % (MICROVERSION, refusal))
-    return ('Nova at %s %s; this command needs %s (Nova 18.0.0, Rocky, or '
+    return ('Nova at %s %s; this command needs %s (Nova 19.0.0, Stein, or '
             'newer).' % (endpoint, said, MICROVERSION))
 
 

@@ -7,16 +7,22 @@ provider stale list`` providers of compute nodes Nova no longer has, and
 ``openstack resource provider consumer type sync`` gives Nova's consumers
 the type Nova never sets. Each reads Placement and Nova's public API with
 the command's session; the verdicts are ``osc_placement.audit``'s.
-Nothing is removed without confirmation, and every write carries the
-consumer generation read when the problem was shown, so a consumer Nova
-changed meanwhile is left alone and reported.
+
+What is written follows one rule: a consumer's allocations and generation
+are read, then Nova is asked again about that consumer, then the write
+carries that generation. A consumer Nova changed after the read is left
+alone (the write loses the generation race); one Nova changed before it
+is judged on what Nova says after.
 """
+
+import collections
 
 from cliff import lister
 from osc_lib import exceptions
 
 from osc_placement import audit
 from osc_placement import compute
+from osc_placement.resources import bulk
 from osc_placement.resources import common
 from osc_placement.resources import consumer as consumers
 from osc_placement.resources import providers
@@ -29,8 +35,8 @@ CONSUMER_URL = '/allocations/{uuid}'
 WRITE_VERSION = version.since('consumer_generations')
 TYPED_WRITE_VERSION = version.since('consumer_types')
 
-# nova-manage placement audit's exit codes.
-NOTHING_FOUND, FOUND, FOUND_AND_DELETED = 0, 3, 4
+# nova-manage placement audit's exit codes; 1 is an error.
+NOTHING_FOUND, FOUND, FOUND_AND_DELETED, FAILURE = 0, 3, 4, 1
 
 AUDIT_COLUMNS = (
     ('consumer_uuid', 'base'),
@@ -43,9 +49,32 @@ AUDIT_COLUMNS = (
     ('consumer_type', 'consumer_types'),
 )
 RESULT_COLUMN = 'result'
-DELETED = 'deleted'
-CHANGED = 'left alone: changed since read'
-UNDECIDED = 'left alone: cannot tell which tree is the server\'s'
+
+# What became of one thing a command meant to change: done, left alone
+# for a reason (still found; run again), or failed (an error).
+DONE, LEFT, FAILED = 'done', 'left', 'failed'
+Outcome = collections.namedtuple('Outcome', 'status text')
+CHANGED = Outcome(LEFT, 'left alone: changed since read')
+UNDECIDED = Outcome(LEFT, 'left alone: cannot tell which tree is the '
+                          'server\'s')
+
+
+def exit_status(outcomes):
+    """1 when anything failed, 4 when everything was done, else 3."""
+    statuses = {outcome.status for outcome in outcomes}
+    if FAILED in statuses:
+        return FAILURE
+    return FOUND_AND_DELETED if statuses <= {DONE} else FOUND
+
+
+class ExitStatus:
+    """A command whose exit status is ``self.exit_code``, set by
+    ``take_action``: nova-manage placement audit's codes."""
+
+    def run(self, parsed_args):
+        self.exit_code = NOTHING_FOUND
+        status = super().run(parsed_args)
+        return status or self.exit_code
 
 
 def add_scope_options(parser):
@@ -60,11 +89,20 @@ def add_scope_options(parser):
              'aggregate\'s providers')
 
 
-def add_confirm_options(parser, what):
+def add_delete_options(parser, what):
+    parser.add_argument(
+        '--delete', action='store_true',
+        help='Remove %s (confirmation needed)' % what)
     parser.add_argument(
         '--yes', action='store_true',
         help='Confirm that %s may be removed; without it the command asks '
              'at a terminal and refuses anywhere else' % what)
+
+
+def check_delete_options(parsed_args):
+    if parsed_args.yes and not parsed_args.delete:
+        raise exceptions.CommandError('--yes confirms --delete; give both '
+                                      'or neither.')
 
 
 class CloudRead:
@@ -79,6 +117,12 @@ class CloudRead:
         self.sharing = {provider['uuid'] for provider in command.get_json(
             PROVIDERS_URL,
             required=providers.SHARING_TRAIT)['resource_providers']}
+        self._names = {provider['uuid']: provider['name']
+                       for provider in self.every}
+
+    def trees(self, nova):
+        return audit.Trees(self.root_of, self.sharing,
+                           audit.nova_roots(self.every, nova))
 
     def scope(self, parsed_args):
         """The providers whose consumers are looked at, and a label."""
@@ -126,42 +170,41 @@ class CloudRead:
                 uuids, progress=common.StderrProgress('consumers')))))
 
     def name(self, uuid):
-        for provider in self.every:
-            if provider['uuid'] == uuid:
-                return provider['name']
-        return uuid
+        return self._names.get(uuid, uuid)
 
 
-def read_nova(command, flavors=True):
-    """Nova's view: servers, migrations, compute nodes (and flavors)."""
-    nova = compute.ComputeClient.from_client_manager(
+def nova_client(command):
+    return compute.ComputeClient.from_client_manager(
         command.app.client_manager)
+
+
+def read_nova(client, servers=True, hypervisors=True, flavors=False):
+    """Nova's view, of the lists a command needs."""
     # Migrations before servers: a migration that ends in between is
-    # then seen idle rather than under way, never the other way round.
-    migrations = nova.migrations()
+    # then seen with an idle server, as over; one that starts in between
+    # is not seen at all. Never a new move taken for a stuck one.
+    migrations = client.migrations()
     return audit.NovaView(
-        nova.servers(), migrations, nova.hypervisors(),
-        nova.flavors() if flavors else ())
+        client.servers() if servers else (), migrations,
+        client.hypervisors() if hypervisors else (),
+        client.flavors() if flavors else ())
 
 
 def write_each(write, items):
     """``write(item)`` for each, concurrently, a server error retried;
-    for each item None when written, else why it was not: changed since
-    read (a lost consumer generation race) or the error. One failure
-    does not stop the others: each write stands alone."""
+    for each item None when written, else the Outcome that says why not:
+    changed since read (a lost consumer generation race) or failed. Each
+    write stands alone: one failure does not stop the others."""
     outcomes = common.run_concurrently(
         lambda item: common.retry_server_errors(
             write, item, attempts=providers.MAX_ATTEMPTS), items)
     return [None if not isinstance(outcome, Exception)
             else CHANGED if common.is_generation_conflict(outcome)
-            else 'failed: %s' % outcome for outcome in outcomes]
+            else Outcome(FAILED, 'failed: %s' % outcome)
+            for outcome in outcomes]
 
 
-def say(command, text):
-    command.app.stderr.write(text + '\n')
-
-
-class AuditConsumer(common.PlacementCommand, lister.Lister):
+class AuditConsumer(ExitStatus, common.PlacementCommand, lister.Lister):
     """Find the consumers Nova does not account for.
 
     Every consumer holding allocations in the cloud (or in the trees of
@@ -173,30 +216,35 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
     - ``orphaned``: no server or migration in Nova has the consumer's
       UUID (a server deleted while its host was down, say);
     - ``migration-finished``: the consumer is a migration that is over
-      (completed, confirmed, reverted, failed, error, cancelled, done)
-      and still holds allocations;
+      (completed, confirmed, reverted, failed, error, cancelled, done,
+      or under way by its status while its server is idle or gone) and
+      still holds allocations;
     - ``doubled``: a live server holds allocations in more than one
       compute tree (sharing providers aside) and no migration of it is
       under way (an evacuation whose source never came back, say).
 
-    A consumer is Nova's when its type is INSTANCE or MIGRATION or it
-    holds one of the classes Nova allocates for servers (VCPU, PCPU,
-    MEMORY_MB, DISK_GB, VGPU, port bandwidth and packet rate,
-    MEM_ENCRYPTION_CONTEXT, and any class a flavor's ``resources*:``
-    extra specs ask for); other consumers are never reported or touched.
+    A consumer is Nova's when its type is INSTANCE or MIGRATION, or when
+    it holds one of the classes Nova allocates for servers (VCPU, PCPU,
+    MEMORY_MB, DISK_GB, VGPU, FPGA, PGPU, PCI devices, port bandwidth and
+    packet rate, MEM_ENCRYPTION_CONTEXT, and any class a flavor asks for)
+    in the tree of one of Nova's compute nodes. Other consumers are never
+    reported or touched; a note on stderr counts them.
 
-    With --delete the problems found are removed, once confirmed (--yes,
-    or "y" at a terminal): an orphaned or finished migration consumer
-    loses all its allocations, a doubled server those outside the tree of
-    the node Nova has it on. Each write carries the consumer generation
-    read, so a consumer changed meanwhile (by Nova, say) is left alone
-    and its row says so.
+    Each problem is confirmed with Nova once more after the consumer's
+    allocations and generation are read. With --delete the problems are
+    then removed, once confirmed (--yes, or "y" at a terminal): an
+    orphaned or finished migration consumer loses all its allocations,
+    handed back to its server when the server runs where the migration
+    holds and holds nothing there itself; a doubled server loses those
+    outside the tree of the node Nova has it on. Each write carries the
+    generation read, so a consumer changed meanwhile (by Nova, say) is
+    left alone and its row says so.
 
     Exit status, as ``nova-manage placement audit``'s: 0 nothing found,
-    3 problems found, 4 problems found and all deleted, 1 an error (or a
-    problem left alone). Needs ``--os-placement-api-version
+    3 problems found (and some left alone, with --delete), 4 problems
+    found and all removed, 1 an error. Needs ``--os-placement-api-version
     {consumer_generations}`` or later and Nova's compute API at
-    microversion 2.61 or later.
+    microversion 2.69 or later.
 
     Examples::
 
@@ -210,71 +258,93 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         add_scope_options(parser)
-        parser.add_argument(
-            '--delete', action='store_true',
-            help='Remove the allocations found (confirmation needed)')
-        add_confirm_options(parser, 'the allocations found')
+        add_delete_options(parser, 'the allocations found')
         return parser
 
-    def run(self, parsed_args):
-        self.exit_code = NOTHING_FOUND
-        status = super().run(parsed_args)
-        return status or self.exit_code
-
     def take_action(self, parsed_args):
-        if parsed_args.yes and not parsed_args.delete:
-            raise exceptions.CommandError('--yes confirms --delete; give '
-                                          'both or neither.')
+        check_delete_options(parsed_args)
         cloud = CloudRead(self)
         listed, where = cloud.scope(parsed_args)
-        # Placement is read before Nova: a consumer whose server or
-        # migration Nova made later is then never taken for a leak.
+        whole_cloud = not (parsed_args.resource_provider
+                           or parsed_args.aggregate)
+        # Placement before Nova: a consumer whose server or migration
+        # Nova made later is never taken for a leak.
         held = cloud.consumers_of(listed)
-        nova = read_nova(self)
-        details = cloud.details(self._worth_reading(held, nova, cloud,
-                                                    listed is cloud.every))
-        findings = [finding for finding in (
-            audit.judge(uuid, detail, nova, cloud.root_of, cloud.sharing)
-            for uuid, detail in details.items()) if finding]
-        findings = self._handed_back(findings, details, nova, cloud)
+        if not whole_cloud:
+            # Only its own allocations name a consumer's other trees.
+            held = cloud.details(held)
+        client = nova_client(self)
+        nova = read_nova(client, flavors=True)
+        trees = cloud.trees(nova)
+        details = cloud.details(self._suspects(held, nova, trees,
+                                               whole_cloud))
+        findings = self._confirmed(details, client, nova, trees, cloud)
+        self._note_others(held, details, nova, trees)
         columns = version.available(AUDIT_COLUMNS, version.get_version(self))
         if not findings:
-            say(self, 'No consumer in %s lacks a server or a migration '
-                      'under way in Nova (%d consumers looked at).'
-                % (where, len(held)))
+            bulk.tell(self, 'No consumer in %s lacks a server or a '
+                            'migration under way in Nova (%d consumers '
+                            'looked at).' % (where, len(held)))
             return columns, []
         self.exit_code = FOUND
         results = {}
         if parsed_args.delete:
             results = self._delete(parsed_args, findings, details, cloud)
         rows = [self._row(finding, details[finding.consumer], cloud, columns)
-                + ((results.get(finding.consumer),) if results else ())
+                + ((results[finding.consumer].text,) if results else ())
                 for finding in findings]
         return columns + ((RESULT_COLUMN,) if results else ()), rows
 
     @staticmethod
-    def _handed_back(findings, details, nova, cloud):
-        """Settle which finished migrations hand their allocations back
-        to their server, reading those servers' allocations."""
-        servers = {finding.to for finding in findings if finding.to}
-        details.update(cloud.details(servers - set(details)))
-        return [audit.hand_back(finding, details[finding.to], cloud.root_of,
-                                nova) if finding.to else finding
-                for finding in findings]
+    def _suspects(held, nova, trees, whole_cloud):
+        """The consumers to read (again): those judged a problem, and
+        over the whole cloud (where the providers' allocations carry no
+        type) those that only a type could make Nova's."""
+        return [uuid for uuid, read in held.items()
+                if audit.judge(uuid, read, nova, trees)
+                or (whole_cloud and not audit.is_novas(read, nova, trees))]
+
+    def _confirmed(self, details, client, nova, trees, cloud):
+        """The findings on the consumers' allocations as just read, each
+        confirmed by what Nova says of its server now."""
+        findings = [finding for finding in (
+            audit.judge(uuid, detail, nova, trees)
+            for uuid, detail in details.items()) if finding]
+        details.update(cloud.details(
+            {finding.to for finding in findings if finding.to}
+            - set(details)))
+        confirmed = common.run_concurrently(
+            lambda finding: self._confirm(finding, details, client, nova,
+                                          trees), findings)
+        return [finding for finding in providers.results_or_raise(confirmed)
+                if finding]
 
     @staticmethod
-    def _worth_reading(held, nova, cloud, whole_cloud):
-        """The consumers whose own allocations must be read. Over the
-        whole cloud the providers' allocations already show everything a
-        consumer holds: only the suspects (and those whose type alone
-        could make them Nova's) are read, for their generation, project
-        and type, and judged again on what they hold then."""
-        if not whole_cloud:
-            return list(held)
-        return [uuid for uuid, partial in held.items()
-                if not audit.is_novas(partial, nova)
-                or audit.judge(uuid, partial, nova, cloud.root_of,
-                               cloud.sharing)]
+    def _confirm(finding, details, client, nova, trees):
+        """The finding judged again on Nova's answer about its server
+        now, or None when Nova accounts for the consumer after all."""
+        migration = nova.migrations.get(finding.consumer)
+        server_uuid = (migration['instance_uuid'] if migration
+                       else finding.consumer)
+        server = client.server(server_uuid)
+        now = audit.NovaView(
+            [server] if server else [],
+            client.migrations(instance_uuid=server_uuid),
+            nova.hypervisors.values(), classes=nova.classes)
+        again = audit.judge(finding.consumer, details[finding.consumer],
+                            now, trees)
+        if again is not None and again.to:
+            again = audit.hand_back(again, details[again.to], trees, now)
+        return again
+
+    def _note_others(self, held, details, nova, trees):
+        others = sum(1 for uuid, read in held.items()
+                     if not audit.is_novas(details.get(uuid, read), nova,
+                                           trees))
+        if others:
+            bulk.tell(self, '%d consumers are not Nova\'s (no Nova type, no '
+                            'class Nova allocates in a tree of its compute '
+                            'nodes): not judged.' % others)
 
     def _row(self, finding, detail, cloud, columns):
         allocations = detail['allocations']
@@ -296,9 +366,9 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
     def _delete(self, parsed_args, findings, details, cloud):
         fixable = [finding for finding in findings if finding.keep is not None]
         if fixable and not parsed_args.yes:
-            say(self, 'These consumers would lose allocations:\n%s'
-                % '\n'.join(self._loss_line(finding, details, cloud)
-                            for finding in fixable))
+            bulk.tell(self, 'These consumers would lose allocations:\n%s'
+                      % '\n'.join(self._loss_line(finding, details, cloud)
+                                  for finding in fixable))
             common.confirm_removal(
                 self, 'Remove them?',
                 'the allocations of %d consumers' % len(fixable),
@@ -307,14 +377,12 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
             lambda finding: self._fix(finding, details), fixable)
         results = {finding.consumer: UNDECIDED for finding in findings}
         for finding, outcome in zip(fixable, outcomes):
-            results[finding.consumer] = outcome or self._removed_text(
-                finding, details, cloud)
-        if all(result.startswith(DELETED) for result in results.values()):
-            self.exit_code = FOUND_AND_DELETED
-        else:
-            self.exit_code = 1
-            say(self, 'Some consumers were left alone; see the result '
-                      'column, and run the audit again.')
+            results[finding.consumer] = outcome or Outcome(
+                DONE, self._removed_text(finding, details, cloud))
+        self.exit_code = exit_status(results.values())
+        if self.exit_code != FOUND_AND_DELETED:
+            bulk.tell(self, 'Some consumers were left alone; see the '
+                            'result column, and run the audit again.')
         return results
 
     @staticmethod
@@ -334,10 +402,10 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
 
     def _removed_text(self, finding, details, cloud):
         if finding.to:
-            return '%s; moved to server %s' % (DELETED, finding.to)
+            return 'deleted; moved to server %s' % finding.to
         if not finding.keep:
-            return DELETED
-        return '%s on %s' % (DELETED, self._lost(finding, details, cloud))
+            return 'deleted'
+        return 'deleted on %s' % self._lost(finding, details, cloud)
 
     def _fix(self, finding, details):
         detail = details[finding.consumer]
@@ -376,73 +444,71 @@ class AuditConsumer(common.PlacementCommand, lister.Lister):
 
 STALE_COLUMNS = ('uuid', 'name', 'problem', 'detail', 'root_provider_uuid',
                  'held_by')
-STALE_DELETED = 'deleted'
-STALE_HELD = 'left alone: still holds allocations'
-STALE_TREE_HELD = 'left alone: a provider of its tree holds allocations'
+STALE_DELETED = Outcome(DONE, 'deleted')
+STALE_HELD = Outcome(LEFT, 'left alone: still holds allocations')
+STALE_TREE_HELD = Outcome(LEFT, 'left alone: a provider of its tree holds '
+                                'allocations')
+STALE_UNPROVEN = Outcome(LEFT, 'left alone: not shown to be a compute '
+                               'node\'s')
 
 
-class ListStaleProvider(common.PlacementCommand, lister.Lister):
+class ListStaleProvider(ExitStatus, common.PlacementCommand, lister.Lister):
     """List the providers of compute nodes Nova no longer has.
 
     A root provider is stale when its UUID is no compute node in Nova's
-    compute API (admin only) and it looks like one: compute classes
-    (VCPU, PCPU, MEMORY_MB), a ``COMPUTE_`` trait, or the name of a compute
-    node of Nova's. The last is the replaced or renamed node whose new
-    provider Placement refuses (HTTP 409, the name is taken): the detail
-    column names the node. The children of a stale provider are listed
-    after it (problem ``child-of-stale``). ``held_by`` lists the
-    consumers that still hold allocations on each (see ``openstack
-    resource provider consumer audit``).
+    compute API (admin only) and it looks like one: the name of a compute
+    node of Nova's (the replaced or renamed node whose new provider
+    Placement refuses, HTTP 409, the name being taken: the detail column
+    names the node), a ``COMPUTE_`` trait, or compute classes (VCPU,
+    PCPU, MEMORY_MB) alone. The children of a stale provider are listed
+    after it (problem ``child-of-stale``), and Nova's compute nodes that
+    share a name and have no provider (problem ``duplicate-name``: only
+    deleting the old compute service in Nova fixes those).
+    ``held_by`` lists the consumers that still hold allocations on each
+    (see ``openstack resource provider consumer audit``).
 
     With --delete, the stale trees in which no provider holds
     allocations are deleted, children first, once confirmed (--yes, or
-    "y" at a terminal); the others are left alone and their rows say so.
-    Exit status: 0 nothing found, 3 stale providers found, 4 found and
-    all deleted, 1 an error. Needs ``--os-placement-api-version
-    {provider_required}`` or later and Nova's compute API at
-    microversion 2.61 or later.
+    "y" at a terminal), when their root has the name of one of Nova's
+    nodes or a ``COMPUTE_`` trait; the others are left alone (compute
+    classes alone do not prove a provider was Nova's) and their rows say
+    why. Exit status: 0 nothing found, 3 found (and some left alone, with
+    --delete), 4 found and all deleted, 1 an error. Needs
+    ``--os-placement-api-version {provider_required}`` or later and
+    Nova's compute API at microversion 2.69 or later.
     """
 
     required_feature = 'provider_required'
 
-    def run(self, parsed_args):
-        self.exit_code = NOTHING_FOUND
-        status = super().run(parsed_args)
-        return status or self.exit_code
-
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            '--delete', action='store_true',
-            help='Delete the stale trees that hold no allocations '
-                 '(confirmation needed)')
-        add_confirm_options(parser, 'the stale providers')
+        add_delete_options(parser, 'the stale trees that hold no '
+                                   'allocations')
         return parser
 
     def take_action(self, parsed_args):
-        if parsed_args.yes and not parsed_args.delete:
-            raise exceptions.CommandError('--yes confirms --delete; give '
-                                          'both or neither.')
+        check_delete_options(parsed_args)
         cloud = CloudRead(self)
-        nova = read_nova(self, flavors=False)
+        nova = read_nova(nova_client(self), servers=False)
         stale = self._stale_roots(cloud, nova)
-        if not stale:
-            say(self, 'Every compute node provider in Placement is one of '
-                      'Nova\'s compute nodes (%d known to Nova).'
-                % len(nova.hypervisors))
-            return STALE_COLUMNS, []
         children = audit.stale_children([item.provider for item in stale],
                                         cloud.every)
         listed = stale + [audit.StaleProvider(
-            child, audit.STALE_CHILD, 'in the tree of a stale provider')
-            for child in children]
-        holders = self._holders([item.provider for item in listed])
+            child, audit.STALE_CHILD, 'in the tree of a stale provider',
+            False) for child in children]
+        listed += audit.nodes_without_provider(cloud.every, nova)
+        if not listed:
+            bulk.tell(self, 'Every compute node provider in Placement is '
+                            'one of Nova\'s compute nodes (%d known to '
+                            'Nova).' % len(nova.hypervisors))
+            return STALE_COLUMNS, []
+        holders = self._holders([item.provider for item in listed
+                                 if item.problem != audit.DUPLICATE_NAME])
         self.exit_code = FOUND
-        results = (self._delete(parsed_args, listed, holders)
-                   if parsed_args.delete else {})
-        if results and all(result == STALE_DELETED
-                           for result in results.values()):
-            self.exit_code = FOUND_AND_DELETED
+        results = {}
+        if parsed_args.delete:
+            results = self._delete(parsed_args, listed, holders)
+            self.exit_code = exit_status(results.values())
         columns = STALE_COLUMNS + ((RESULT_COLUMN,) if results else ())
         return columns, [
             self._row(item, holders, results) for item in listed]
@@ -451,14 +517,12 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
         candidates = audit.unknown_roots(cloud.every, nova, cloud.sharing)
         read = providers.read_parts(
             self.get_json, [provider['uuid'] for provider in candidates],
-            parts=('inventories', 'traits'),
-            skip_missing=True)
-        return [audit.stale_verdict(provider, nova)
-                for provider in candidates if provider['uuid'] in read
-                and audit.looks_like_compute_node(
-                    provider,
-                    read[provider['uuid']]['inventories'],
-                    read[provider['uuid']]['traits'], nova)]
+            parts=('inventories', 'traits'), skip_missing=True)
+        verdicts = (audit.stale_verdict(
+            provider, read[provider['uuid']]['inventories'],
+            read[provider['uuid']]['traits'], nova)
+            for provider in candidates if provider['uuid'] in read)
+        return [verdict for verdict in verdicts if verdict]
 
     def _holders(self, listed):
         read = providers.read_parts(
@@ -473,25 +537,15 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
         row = (provider['uuid'], provider['name'], item.problem, item.detail,
                provider.get('root_provider_uuid'),
                ','.join(holders.get(provider['uuid'], ())))
-        return row + ((results[provider['uuid']],) if results else ())
+        return row + ((results[provider['uuid']].text,) if results else ())
 
     def _delete(self, parsed_args, listed, holders):
-        held_roots = {item.provider.get('root_provider_uuid')
-                      for item in listed if holders.get(item.provider['uuid'])}
-        results = {}
-        doomed = []
-        for item in listed:
-            uuid = item.provider['uuid']
-            if holders.get(uuid):
-                results[uuid] = STALE_HELD
-            elif item.provider.get('root_provider_uuid') in held_roots:
-                results[uuid] = STALE_TREE_HELD
-            else:
-                doomed.append(item.provider)
+        results, doomed = self._plan(listed, holders)
         if doomed and not parsed_args.yes:
-            say(self, 'These providers would be deleted:\n%s' % '\n'.join(
-                '  %s (%s)' % (provider['name'], provider['uuid'])
-                for provider in doomed))
+            bulk.tell(self, 'These providers would be deleted:\n%s'
+                      % '\n'.join('  %s (%s)' % (provider['name'],
+                                                 provider['uuid'])
+                                  for provider in doomed))
             common.confirm_removal(self, 'Delete them?',
                                    '%d resource providers' % len(doomed),
                                    'Give --yes to confirm.')
@@ -502,6 +556,31 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
             results[provider['uuid']] = self._delete_one(provider)
         return results
 
+    @staticmethod
+    def _plan(listed, holders):
+        """What --delete does with each row: the providers to delete, and
+        why each other row is left alone."""
+        by_root = {}
+        for item in listed:
+            by_root.setdefault(item.provider.get('root_provider_uuid'),
+                               []).append(item)
+        results, doomed = {}, []
+        for item in listed:
+            uuid = item.provider['uuid']
+            tree = by_root.get(item.provider.get('root_provider_uuid'), [])
+            root = next((member for member in tree
+                         if member.problem == audit.STALE), None)
+            if holders.get(uuid):
+                results[uuid] = STALE_HELD
+            elif any(holders.get(member.provider['uuid'])
+                     for member in tree):
+                results[uuid] = STALE_TREE_HELD
+            elif root is None or not root.deletable:
+                results[uuid] = STALE_UNPROVEN
+            else:
+                doomed.append(item.provider)
+        return results, doomed
+
     def _delete_one(self, provider):
         """Delete one provider; what became of it. Placement refuses a
         provider that got allocations or children meanwhile (409): it
@@ -511,10 +590,12 @@ class ListStaleProvider(common.PlacementCommand, lister.Lister):
                 self.placement.request, 'DELETE',
                 '/resource_providers/%s' % provider['uuid'],
                 attempts=providers.MAX_ATTEMPTS)
-        except exceptions.ClientException as exc:
-            return 'left alone: %s' % exc
-        except exceptions.CommandError as exc:
-            return 'failed: %s' % exc
+        except exceptions.NotFound:
+            return STALE_DELETED  # gone meanwhile: what was wanted
+        except exceptions.Conflict as exc:
+            return Outcome(LEFT, 'left alone: %s' % exc)
+        except Exception as exc:  # reported in its row, the rest go on
+            return Outcome(FAILED, 'failed: %s' % exc)
         return STALE_DELETED
 
 
@@ -524,7 +605,7 @@ TYPE_SET = 'set'
 TYPE_PLANNED = 'to be set'
 
 
-class SyncConsumerType(common.PlacementCommand, lister.Lister):
+class SyncConsumerType(ExitStatus, common.PlacementCommand, lister.Lister):
     """Give Nova's consumers the type Nova does not set.
 
     Nova writes allocations at a Placement version without consumer
@@ -540,17 +621,13 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
     touched: see ``openstack resource provider consumer audit``.
 
     --dry-run shows the changes and writes nothing. The exit status is 1
-    when a consumer could not be written, 0 otherwise. Needs
-    ``--os-placement-api-version {consumer_types}`` or later and Nova's
-    compute API at microversion 2.61 or later.
+    when a consumer could not be written (changed meanwhile, or an
+    error), 0 otherwise. Needs ``--os-placement-api-version
+    {consumer_types}`` or later and Nova's compute API at microversion
+    2.69 or later.
     """
 
     required_feature = 'consumer_types'
-
-    def run(self, parsed_args):
-        self.exit_code = 0
-        status = super().run(parsed_args)
-        return status or self.exit_code
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -563,7 +640,7 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
     def take_action(self, parsed_args):
         cloud = CloudRead(self)
         listed, where = cloud.scope(parsed_args)
-        nova = read_nova(self, flavors=False)
+        nova = read_nova(nova_client(self), hypervisors=False)
         details = cloud.details(uuid for uuid in cloud.consumers_of(listed)
                                 if audit.nova_type(uuid, nova))
         changes = [(uuid, audit.nova_type(uuid, nova))
@@ -572,8 +649,8 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
                    and detail.get('allocations')
                    and audit.nova_type(uuid, nova)]
         if not changes:
-            say(self, 'No untyped consumer in %s is a server or a '
-                      'migration of Nova\'s.' % where)
+            bulk.tell(self, 'No untyped consumer in %s is a server or a '
+                            'migration of Nova\'s.' % where)
             return TYPE_COLUMNS, []
         if parsed_args.dry_run:
             results = {uuid: TYPE_PLANNED for uuid, _ in changes}
@@ -588,8 +665,8 @@ class SyncConsumerType(common.PlacementCommand, lister.Lister):
             lambda change: self._set_type(details[change[0]], *change),
             changes)
         if any(outcomes):
-            self.exit_code = 1
-        return {uuid: outcome or TYPE_SET
+            self.exit_code = FAILURE
+        return {uuid: outcome.text if outcome else TYPE_SET
                 for (uuid, _), outcome in zip(changes, outcomes)}
 
     def _set_type(self, detail, uuid, new_type):

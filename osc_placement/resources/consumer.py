@@ -13,6 +13,7 @@ import re
 from cliff import lister
 from osc_lib import exceptions
 
+from osc_placement import audit
 from osc_placement.resources import common
 from osc_placement.resources import provider_tree
 from osc_placement.resources import providers
@@ -68,7 +69,7 @@ LIST_GATES = (
 CONSUMER_TYPE_RE = re.compile(r'^[A-Z0-9_]{1,255}$')
 UNTYPED = 'unknown'
 # The types Nova writes; any other is looked for among the consumers read.
-NOVA_TYPES = ('INSTANCE', 'MIGRATION')
+NOVA_TYPES = audit.NOVA_CONSUMER_TYPES
 
 
 def consumer_columns(ver, tree):

@@ -8,6 +8,7 @@ import io
 import fixtures
 from nova.api.openstack.compute import versions
 
+from osc_placement import compute
 from tests.nova import base
 from tests.nova import drivers
 from tests.nova import scenarios
@@ -50,6 +51,8 @@ class AuditWorldTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         return {uuid: self.consumer_allocations(uuid) for uuid in keep}
 
     def test_audit_finds_and_fixes_exactly_what_went_wrong(self):
+        # Pages of two: every list the audit reads from Nova is paged.
+        self.flags(max_limit=2, group='api')
         world = self.build_world()
         interrupted, deleted = world['interrupted'], world['deleted']
         evacuated, nested = world['evacuated'], world['nested']
@@ -66,6 +69,12 @@ class AuditWorldTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertEqual(3, code, err)
         self.assertEqual(expected, {uuid: row['problem']
                                     for uuid, row in found.items()})
+        self.assertIn('2 consumers are not Nova\'s', err)
+        code, scoped, err = self.audit('--resource-provider', 'evac-src')
+        self.assertEqual(3, code, err)
+        self.assertEqual({evacuated.servers[0]: 'doubled'},
+                         {uuid: row['problem']
+                          for uuid, row in scoped.items()})
         self.assertIn('pre-migrating, but the server is ACTIVE and not '
                       'moving', found[interrupted.migrations[0]]['detail'])
         self.assertIn('go back to the server',
@@ -186,11 +195,40 @@ class ChangedMeanwhileTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         with base.captured_process_output():
             code = app.run(list(AUDIT + ('--delete', '-f', 'value', '-c',
                                          'consumer_uuid', '-c', 'result')))
-        self.assertEqual(1, code, err.getvalue())
+        self.assertEqual(3, code, err.getvalue())
         self.assertIn('Remove them?', err.getvalue())
         self.assertEqual('%s left alone: changed since read' % server,
                          out.getvalue().strip())
         self.assertEqual({}, self.consumer_allocations(server))
+
+    def test_a_move_started_after_nova_was_read_is_not_undone(self):
+        # The interrupted resize: its stuck migration would hand the
+        # source back to the server. Between the audit's read of Nova
+        # and its read of the consumers, the operator evacuates the
+        # server from the dead source to a new host.
+        interrupted = self.make_interrupted_resize('int-src', 'int-dst')
+        self.start_host('rescue')
+        server = self.api.get_server(interrupted.servers[0])
+        real_hypervisors = compute.ComputeClient.hypervisors
+        evacuated = []
+
+        def evacuate_then_list(client):
+            if not evacuated:
+                self._evacuate_server(server, {'host': 'rescue'},
+                                      expected_host='rescue',
+                                      expected_state='SHUTOFF')
+                evacuated.append(True)
+            return real_hypervisors(client)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.compute.ComputeClient.hypervisors',
+            evacuate_then_list))
+        code, rows, err = self.run_json(*(AUDIT + ('--delete', '--yes')))
+        self.assertEqual([True], evacuated)
+        rescue = self.provider_of('rescue')
+        self.assertIn(rescue, self.consumer_allocations(server['id']))
+        for row in rows or ():
+            self.assertNotIn('moved to server', row['result'])
 
     def test_without_confirmation_nothing_is_removed(self):
         evacuated = self.make_evacuated_server('evac-src', 'evac-dst')
@@ -265,18 +303,18 @@ class ErrorsTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertEqual(1, code)
         self.assertIn('No compute endpoint in the service catalog', err)
 
-        # A Nova from before 2.61 (Queens), in what it accepts and in
+        # A Nova from before 2.69 (Rocky), in what it accepts and in
         # what its version document says.
         self.useFixture(fixtures.MonkeyPatch(
             'nova.api.openstack.api_version_request._MAX_API_VERSION',
-            '2.60'))
+            '2.68'))
         self.useFixture(fixtures.MonkeyPatch(
             'nova.api.openstack.compute.versions.VERSIONS',
-            {name: dict(document, version='2.60')
+            {name: dict(document, version='2.68')
              for name, document in versions.VERSIONS.items()}))
         code, out, err = self.run_command(*(STALE + ('--delete', '--yes')))
         self.assertEqual(1, code)
-        self.assertIn('speaks compute API microversions up to 2.60; this '
-                      'command needs 2.61', err)
+        self.assertIn('speaks compute API microversions up to 2.68; this '
+                      'command needs 2.69', err)
         self.assertEqual(before,
                          self.consumer_allocations(evacuated.servers[0]))

@@ -14,6 +14,7 @@ SHARED_DISK = 'disk'
 ROOT_OF = {ROOT_A: ROOT_A, ROOT_B: ROOT_B, CHILD_A: ROOT_A,
            SHARED_DISK: SHARED_DISK}
 SHARING = {SHARED_DISK}
+TREES = audit.Trees(ROOT_OF, SHARING, frozenset((ROOT_A, ROOT_B)))
 
 
 def server(uuid, node='node-a', host='host-a', status='ACTIVE',
@@ -52,8 +53,8 @@ def view(servers=(), migrations=(), flavors=()):
                           list(flavors))
 
 
-def judge(consumer, answer, nova):
-    return audit.judge(consumer, answer, nova, ROOT_OF, SHARING)
+def judge(consumer, answer, nova, trees=TREES):
+    return audit.judge(consumer, answer, nova, trees)
 
 
 class TestConsumerVerdicts(testtools.TestCase):
@@ -91,6 +92,25 @@ class TestConsumerVerdicts(testtools.TestCase):
         held = detail((ROOT_A, {'CUSTOM_RESERVATION': 1}),
                       consumer_type='BLAZAR')
         self.assertIsNone(judge('c', held, view()))
+
+    def test_novas_classes_outside_novas_trees_are_not_novas(self):
+        # Another service's VCPU on a root that is no node of Nova's.
+        trees = audit.Trees(dict(ROOT_OF, zun='zun'), SHARING,
+                            frozenset((ROOT_A, ROOT_B)))
+        self.assertIsNone(judge('c', detail(('zun', {'VCPU': 1})), view(),
+                                trees))
+        self.assertEqual(audit.ORPHANED, judge(
+            'c', detail(('zun', {'VCPU': 1})), view(),
+            trees._replace(nova_roots=frozenset(('zun',)))).problem)
+        self.assertEqual(audit.ORPHANED, judge(
+            'c', detail((ROOT_A, {'CUSTOM_PCI_8086_1563': 1})),
+            view()).problem)
+
+    def test_nova_roots_by_uuid_or_by_a_nodes_name(self):
+        every = [provider(ROOT_A, 'node-a'), provider('old', 'node-b'),
+                 provider('seg', 'segment'),
+                 provider(CHILD_A, 'gpu', ROOT_A, ROOT_A)]
+        self.assertEqual({ROOT_A, 'old'}, audit.nova_roots(every, view()))
 
     def test_migration_under_way_is_fine_and_finished_is_reported(self):
         held = detail((ROOT_A, {'VCPU': 2}))
@@ -136,21 +156,22 @@ class TestConsumerVerdicts(testtools.TestCase):
                       'moving', finding.detail)
         self.assertEqual('s1', finding.to)
         self.assertTrue(nova.is_over(nova.migrations['m1']))
-        self.assertIsNone(judge('s1', detail((ROOT_A, {'VCPU': 1}),
-                                             (ROOT_B, {'VCPU': 1})),
-                                nova).to)
+        doubled = judge('s1', detail((ROOT_A, {'VCPU': 1}),
+                                     (ROOT_B, {'VCPU': 1})), nova)
+        self.assertEqual((audit.DOUBLED, frozenset((ROOT_A,))),
+                         (doubled.problem, doubled.keep))
 
     def test_a_stuck_migrations_allocations_go_back_to_its_server(self):
         nova = view([server('s1')], [migration('m1', 's1', 'pre-migrating')])
         finding = judge('m1', detail((ROOT_A, {'VCPU': 2})), nova)
         # The server holds only the node it never reached: hand back.
         back = audit.hand_back(finding, detail((ROOT_B, {'VCPU': 2})),
-                               ROOT_OF, nova)
+                               TREES, nova)
         self.assertEqual('s1', back.to)
         self.assertIn('go back to the server', back.detail)
         # The server already holds its own node: just remove.
         self.assertIsNone(audit.hand_back(
-            finding, detail((CHILD_A, {'VGPU': 1})), ROOT_OF, nova).to)
+            finding, detail((CHILD_A, {'VGPU': 1})), TREES, nova).to)
 
     def test_a_migration_of_a_server_elsewhere_is_only_removed(self):
         nova = view([server('s1', 'node-b', 'host-b')],
@@ -165,6 +186,8 @@ class TestConsumerVerdicts(testtools.TestCase):
         finding = judge('s1', held, nova)
         self.assertEqual(audit.DOUBLED, finding.problem)
         self.assertEqual({ROOT_B}, finding.keep)
+        self.assertIn('Nova frees the source when its compute starts',
+                      finding.detail)
 
     def test_doubled_off_its_own_node_is_not_fixed(self):
         held = detail((ROOT_A, {'VCPU': 1}), (ROOT_B, {'VCPU': 1}))
@@ -214,23 +237,30 @@ class TestStaleProviders(testtools.TestCase):
                                    audit.unknown_roots(every, view(),
                                                        SHARING)])
 
-    def test_what_looks_like_a_compute_node(self):
+    def test_what_makes_a_root_a_stale_compute_nodes(self):
         nova = view()
         segment = provider('seg', 'segment')
-        self.assertFalse(audit.looks_like_compute_node(
+        self.assertIsNone(audit.stale_verdict(
             segment, {'IPV4_ADDRESS': {}}, [], nova))
-        self.assertTrue(audit.looks_like_compute_node(
-            segment, {'MEMORY_MB': {}}, [], nova))
-        self.assertTrue(audit.looks_like_compute_node(
-            segment, {}, ['COMPUTE_STATUS_DISABLED'], nova))
-        self.assertTrue(audit.looks_like_compute_node(
-            provider('old', 'node-a'), {}, [], nova))
+        by_classes = audit.stale_verdict(segment, {'MEMORY_MB': {}}, [], nova)
+        self.assertFalse(by_classes.deletable)
+        self.assertTrue(audit.stale_verdict(
+            segment, {}, ['COMPUTE_STATUS_DISABLED'], nova).deletable)
+        by_name = audit.stale_verdict(provider('old', 'node-b'), {}, [],
+                                      nova)
+        self.assertTrue(by_name.deletable)
+        self.assertIn(ROOT_B, by_name.detail)
 
-    def test_a_provider_holding_a_nodes_name_says_whose(self):
-        verdict = audit.stale_verdict(provider('old', 'node-b'), view())
-        self.assertIn(ROOT_B, verdict.detail)
-        self.assertIn('no compute node', audit.stale_verdict(
-            provider('old', 'node-x'), view()).detail)
+    def test_nodes_sharing_a_name_without_a_provider(self):
+        nova = audit.NovaView([], [], HYPERVISORS + [
+            hypervisor('new-b', 'node-b', 'host-b')])
+        every = [provider(ROOT_A, 'node-a'), provider(ROOT_B, 'node-b')]
+        rows = audit.nodes_without_provider(every, nova)
+        self.assertEqual([('new-b', audit.DUPLICATE_NAME)],
+                         [(row.provider['uuid'], row.problem)
+                          for row in rows])
+        self.assertIn(ROOT_B, rows[0].detail)
+        self.assertEqual([], audit.nodes_without_provider(every, view()))
 
     def test_children_come_deepest_first(self):
         every = [provider('old', 'x'),
