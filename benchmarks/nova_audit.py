@@ -320,7 +320,9 @@ def nova_world(cloud, plan, seed):
     rng = random.Random(seed + 1)
     names = {host: cloud.roots[host][0] for host in cloud.hosts()}
     migrations_of = set(plan.finished) | set(plan.moving)
-    servers = [server_body(consumer, names[plan.homes[consumer]])
+    moving = set(plan.moved)
+    servers = [server_body(consumer, names[plan.homes[consumer]],
+                           moving=consumer in moving)
                for consumer in sorted(plan.homes)
                if consumer not in plan.orphaned
                and consumer not in migrations_of]
@@ -347,16 +349,19 @@ def new_uuid(rng):
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def server_body(server, host):
+def server_body(server, host, moving=False):
     """The members of Nova's server detail the audit reads, and the
-    usual others, so that pages weigh what Nova's do."""
+    usual others, so that pages weigh what Nova's do; a server being
+    live-migrated says so, as Nova's does."""
     return {
-        'id': server, 'name': 'server-' + server[:8], 'status': 'ACTIVE',
+        'id': server, 'name': 'server-' + server[:8],
+        'status': 'MIGRATING' if moving else 'ACTIVE',
         'tenant_id': 'project', 'user_id': 'user',
         'OS-EXT-SRV-ATTR:host': host,
         'OS-EXT-SRV-ATTR:hypervisor_hostname': host,
         'OS-EXT-SRV-ATTR:instance_name': 'instance-' + server[:8],
-        'OS-EXT-STS:vm_state': 'active', 'OS-EXT-STS:task_state': None,
+        'OS-EXT-STS:vm_state': 'active',
+        'OS-EXT-STS:task_state': 'migrating' if moving else None,
         'OS-EXT-STS:power_state': 1, 'OS-EXT-AZ:availability_zone': 'nova',
         'flavor': {'original_name': 'm1.small', 'vcpus': 1, 'ram': 2048,
                    'disk': 20, 'ephemeral': 0, 'swap': 0, 'extra_specs': {}},

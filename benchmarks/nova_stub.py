@@ -1,8 +1,9 @@
 """A stand-in for Nova's compute API, for benchmarks.nova_audit only.
 
 It answers what ``osc_placement.compute`` reads and nothing else: the
-version document of the endpoint, and the four paged lists (servers,
-migrations, hypervisors, flavors) at microversion 2.61, ``limit`` and
+version document of the endpoint, the four paged lists (servers,
+migrations, hypervisors, flavors) at microversion 2.69, one server by
+its id and the migrations of one server (``instance_uuid``), ``limit`` and
 ``marker`` as Nova takes them, at most ``MAX_LIMIT`` items a page
 (Nova's ``[api] max_limit`` default) and a ``<member>_links`` next link
 on a full page. Any other request, a lower microversion or a list asked
@@ -24,9 +25,10 @@ from wsgiref import simple_server
 
 PREFIX = '/v2.1'
 MAX_LIMIT = 1000
-# The highest microversion of Nova 2023.1 (Antelope); the audit asks 2.61.
+# The highest microversion of Nova 2023.1 (Antelope); the audit asks 2.69.
 MAX_VERSION = '2.95'
-NEEDED_VERSION = (2, 61)
+NEEDED_VERSION = (2, 69)
+SERVER_PATH = '/servers/'
 # path: (member, marker key, query parameters the audit must send).
 LISTS = {
     '/servers/detail': ('servers', 'id', {'all_tenants': '1'}),
@@ -42,6 +44,10 @@ class Refused(Exception):
         self.status = status
 
 
+class Missing(Exception):
+    """Nova's 404 for a server it has not: an answer, not a refusal."""
+
+
 class NovaStub:
     """The WSGI application; ``requests`` counts the answered requests by
     path and ``refused`` keeps what it would not answer."""
@@ -51,6 +57,7 @@ class NovaStub:
                  '/os-hypervisors/detail': hypervisors,
                  '/flavors/detail': flavors}
         self._items = items
+        self._servers = {server['id']: server for server in servers}
         self._after = {path: {item[LISTS[path][1]]: index + 1
                               for index, item in enumerate(listed)}
                        for path, listed in items.items()}
@@ -66,6 +73,10 @@ class NovaStub:
         try:
             body = self._answer(path, query, environ)
             status = '200 OK'
+        except Missing as missing:
+            body = json.dumps({'itemNotFound': {
+                'code': 404, 'message': str(missing)}}).encode()
+            status = '404 Not Found'
         except Refused as refused:
             with self._lock:
                 self.refused.append('%s?%s: %s' % (
@@ -86,17 +97,35 @@ class NovaStub:
         if path in ('', '/'):
             self._count('/')
             return json.dumps(version_document()).encode()
-        if path not in LISTS:
-            raise Refused(404, 'not a list the audit reads')
         asked = microversion(environ)
         if asked < NEEDED_VERSION:
             raise Refused(400, 'asked microversion %s, the audit needs '
-                               '2.61' % '.'.join(map(str, asked)))
+                               '%d.%d' % ('.'.join(map(str, asked)),
+                                          *NEEDED_VERSION))
+        if path.startswith(SERVER_PATH) and path != '/servers/detail':
+            return self._server(path[len(SERVER_PATH):])
+        if path not in LISTS:
+            raise Refused(404, 'not a list the audit reads')
         for name, value in LISTS[path][2].items():
             if query.get(name) != [value]:
                 raise Refused(400, '%s=%s is missing' % (name, value))
         self._count(path)
+        if path == '/os-migrations' and 'instance_uuid' in query:
+            return self._migrations_of(_one(query, 'instance_uuid'))
         return self._page(path, _one(query, 'limit'), _one(query, 'marker'))
+
+    def _server(self, uuid):
+        self._count(SERVER_PATH + '{id}')
+        server = self._servers.get(uuid)
+        if server is None:
+            raise Missing('Instance %s could not be found.' % uuid)
+        return json.dumps({'server': server}).encode()
+
+    def _migrations_of(self, server):
+        """One page: a server has few migrations."""
+        return json.dumps({'migrations': [
+            migration for migration in self._items['/os-migrations']
+            if migration['instance_uuid'] == server]}).encode()
 
     def _count(self, path):
         with self._lock:

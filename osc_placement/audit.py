@@ -77,6 +77,9 @@ class NovaView:
         self.migrations = {migration['uuid']: migration
                            for migration in migrations}
         self.hypervisors = {node['id']: node for node in hypervisors}
+        self._named = collections.defaultdict(list)
+        for uuid, node in self.hypervisors.items():
+            self._named[node.get('hypervisor_hostname')].append(uuid)
         self.classes = (classes if classes is not None
                         else NOVA_CLASSES | flavor_classes(flavors))
         self._moving = {}
@@ -108,14 +111,18 @@ class NovaView:
                 return migration
         return None
 
+    def named(self, name):
+        """The UUID of a compute node of this hypervisor name, or None."""
+        found = self._named.get(name)
+        return found[0] if found else None
+
     def node_of(self, server):
         """The UUID of the compute node the server is on, or None."""
         host = server.get('OS-EXT-SRV-ATTR:host')
         name = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
         if not name:
             return None
-        named = [uuid for uuid, node in self.hypervisors.items()
-                 if node.get('hypervisor_hostname') == name]
+        named = self._named.get(name, [])
         on_host = [uuid for uuid in named
                    if (self.hypervisors[uuid].get('service') or {})
                    .get('host') == host]
@@ -330,10 +337,7 @@ def stale_verdict(provider, inventories, traits, nova):
 
 def node_named(name, nova):
     """The UUID of Nova's compute node of this hypervisor name, or None."""
-    for uuid, node in nova.hypervisors.items():
-        if node.get('hypervisor_hostname') == name:
-            return uuid
-    return None
+    return nova.named(name)
 
 
 def nodes_without_provider(every, nova):
