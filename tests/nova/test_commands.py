@@ -282,6 +282,18 @@ class FlavorCapacityTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertEqual([0], [row['fit'] for row in rows
                                if row['uuid'] == '(total)'])
 
+        # The dedicated-CPU flavor asks PCPU, which only pinned has. (The
+        # fake driver has no NUMA topology, so Nova cannot boot it here.)
+        code, rows, err = self.run_json(
+            'resource', 'provider', 'capacity', 'list',
+            '--flavor', scenarios.DEDICATED, '--show-request')
+        self.assertIn('PCPU:2', err)
+        self.assertNotIn('VCPU', err.split('\n')[0])
+        self.assertEqual({'pinned': drivers.PCPU_TOTAL // 2,
+                          '(total)': drivers.PCPU_TOTAL // 2},
+                         {row['name']: row['fit'] for row in rows
+                          if row['fit']})
+
 
 class ErrorsTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
 
