@@ -107,6 +107,10 @@ run_counted() {
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
     skipped=$((skipped + ${s:-0}))
     if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+        # Say which suite, and how it ended: no test failed in it.
+        echo "=== $label: exit status $status without a failed test" \
+             "(counted as one failure); its last lines:"
+        tail -15 "$log"
         failed=$((failed + 1))
     fi
     rm -f "$log"
