@@ -8,6 +8,7 @@ are made here, so that they can be tested without either service.
 """
 
 import collections
+import copy
 
 from osc_placement import flavor_request
 
@@ -71,22 +72,31 @@ class NovaView:
     """Nova's servers, migrations and compute nodes, indexed for the
     verdicts."""
 
-    def __init__(self, servers, migrations, hypervisors, flavors=(),
-                 classes=None):
-        self.servers = {server['id']: server for server in servers}
-        self.migrations = {migration['uuid']: migration
-                           for migration in migrations}
+    def __init__(self, servers, migrations, hypervisors, flavors=()):
         self.hypervisors = {node['id']: node for node in hypervisors}
         self._named = collections.defaultdict(list)
         for uuid, node in self.hypervisors.items():
             self._named[node.get('hypervisor_hostname')].append(uuid)
-        self.classes = (classes if classes is not None
-                        else NOVA_CLASSES | flavor_classes(flavors))
-        self._moving = {}
+        self.classes = NOVA_CLASSES | flavor_classes(flavors)
+        self._index(servers, migrations)
+
+    def narrowed(self, servers, migrations):
+        """The same compute nodes and classes, with only these servers
+        and migrations: what Nova says of one server now."""
+        view = copy.copy(self)
+        view._index(servers, migrations)
+        return view
+
+    def _index(self, servers, migrations):
+        self.servers = {server['id']: server for server in servers}
+        self.migrations = {migration['uuid']: migration
+                           for migration in migrations}
+        self._of_server = collections.defaultdict(list)
         for migration in migrations:
-            if not self.is_over(migration):
-                self._moving.setdefault(migration['instance_uuid'],
-                                        []).append(migration)
+            self._of_server[migration['instance_uuid']].append(migration)
+        self._moving = {server: [migration for migration in listed
+                                 if not self.is_over(migration)]
+                        for server, listed in self._of_server.items()}
 
     def is_moving(self, server_uuid):
         """True while a migration of the server is under way."""
@@ -104,9 +114,8 @@ class NovaView:
     def evacuation_done(self, server_uuid):
         """The server's evacuation whose source Nova has yet to free, or
         None."""
-        for migration in self.migrations.values():
-            if (migration['instance_uuid'] == server_uuid
-                    and migration.get('migration_type') == 'evacuation'
+        for migration in self._of_server.get(server_uuid, ()):
+            if (migration.get('migration_type') == 'evacuation'
                     and migration['status'] == 'done'):
                 return migration
         return None

@@ -327,10 +327,8 @@ class AuditConsumer(ExitStatus, common.PlacementCommand, lister.Lister):
         server_uuid = (migration['instance_uuid'] if migration
                        else finding.consumer)
         server = client.server(server_uuid)
-        now = audit.NovaView(
-            [server] if server else [],
-            client.migrations(instance_uuid=server_uuid),
-            nova.hypervisors.values(), classes=nova.classes)
+        now = nova.narrowed([server] if server else [],
+                            client.migrations(instance_uuid=server_uuid))
         again = audit.judge(finding.consumer, details[finding.consumer],
                             now, trees)
         if again is not None and again.to:
