@@ -177,20 +177,53 @@ class PlacementApp:
                 _UNAUTHENTICATED_PATHS):
             return _unauthorized(environ, start_response)
         _identify_in_logs(environ, req.context)
+        unavailable = None
         try:
             resp = self._dispatch(req)
         except errors.PlacementError as err:
             resp = self._error(req, err)
         except Exception as exc:
-            # The raw PATH_INFO: the decoded path may not exist.
-            LOG.exception('Unexpected error in %s %r', req.method,
-                          environ.get('PATH_INFO'))
-            # WebOb's 500 template adds its explanation, as upstream's
-            # fault wrapper does.
-            resp = self._error(req, errors.InternalServerError(str(exc)))
-            # Upstream's fault wrapper sits outside the microversion layer.
-            resp.version_header = False
+            if db_engine.is_unavailable(exc):
+                unavailable = exc
+            else:
+                resp = self._internal_error(req, exc)
+        if unavailable is not None:
+            # Out of the except clause: oslo.log would append the
+            # exception to the line again.
+            resp = self._database_unavailable(req, unavailable)
         return self._send(req, resp, start_response)
+
+    def _internal_error(self, req, exc):
+        # The raw PATH_INFO: the decoded path may not exist.
+        LOG.exception('Unexpected error in %s %r', req.method,
+                      req.environ.get('PATH_INFO'))
+        # WebOb's 500 template adds its explanation, as upstream's
+        # fault wrapper does.
+        return self._fault(req, errors.InternalServerError(str(exc)))
+
+    def _fault(self, req, err):
+        resp = self._error(req, err)
+        # Upstream's fault wrapper sits outside the microversion layer.
+        resp.version_header = False
+        return resp
+
+    def _database_unavailable(self, req, exc):
+        """503 with Retry-After: the database is down, restarting or
+        failing over, and the same request may well succeed later."""
+        path = req.environ.get('PATH_INFO')
+        request_id = req.environ.get('openstack.request_id')
+        if isinstance(exc, db_engine.CommitOutcomeUnknown):
+            LOG.error('Outcome unknown: the connection to the database '
+                      'was lost during the COMMIT of %s %r (request %s, '
+                      'consumers %s); the write may or may not have been '
+                      'applied: %s',
+                      req.method, path, request_id,
+                      ', '.join(exc.consumers) or '-', health.describe(exc))
+        else:
+            LOG.warning('Database unavailable in %s %r (request %s): %s',
+                        req.method, path, request_id, health.describe(exc))
+        retry_after = self.conf.placement_database.unavailable_retry_after
+        return self._fault(req, errors.database_unavailable(retry_after))
 
     def _dispatch(self, req):
         req.version = microversion.parse(

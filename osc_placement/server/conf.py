@@ -85,7 +85,8 @@ WORKAROUND_OPTS = [
 ]
 
 # [placement_database] as upstream declares it (upstream hands it to
-# oslo.db's engine facade), plus sqlite_busy_timeout of our own.
+# oslo.db's engine facade), plus sqlite_busy_timeout and
+# unavailable_retry_after of our own.
 DATABASE_OPTS = [
     cfg.StrOpt('connection', required=True, secret=True,
                help='SQLAlchemy URL of the database.'),
@@ -124,6 +125,10 @@ DATABASE_OPTS = [
                 help='Upgrade the schema when the application starts.'),
     cfg.IntOpt('sqlite_busy_timeout', default=30000,
                help='Milliseconds a SQLite writer waits for the lock.'),
+    cfg.IntOpt('unavailable_retry_after', default=2, min=1, max=3600,
+               help='Seconds in the Retry-After header of the 503 '
+                    'answered while the database is unreachable, '
+                    'restarting or failing over.'),
 ]
 
 # [DEFAULT] options upstream registers (conf/base.py, paths.py and

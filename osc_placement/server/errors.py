@@ -141,6 +141,24 @@ class InternalServerError(PlacementError):
     title = 'Internal Server Error'
 
 
+class ServiceUnavailable(PlacementError):
+    status = 503
+    title = 'Service Unavailable'
+
+
+def database_unavailable(retry_after):
+    """503 for a request that met a database it could not use (down,
+    restarting, failing over): the client may send it again after
+    ``retry_after`` seconds. Upstream answers these 500."""
+    err = ServiceUnavailable(
+        'The placement database is unavailable (unreachable, restarting '
+        'or failing over). Retry the request later.',
+        headers={'Retry-After': str(retry_after)})
+    # Answered where upstream's fault wrapper answers its 500: no vary.
+    err.vary = False
+    return err
+
+
 def method_not_allowed(method, allowed):
     # WebOb's 405 template names the method (REQUEST_METHOD).
     return MethodNotAllowed(

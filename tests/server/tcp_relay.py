@@ -9,6 +9,11 @@ test and its database, that a test can turn into a database gone wrong:
   database host that went away, its address now swallowing packets).
 - ``drop()``: the port refuses connections and open ones are closed (a
   database that stopped).
+- ``refuse()`` and ``accept_again()``: the same, for a while (a database
+  restarting, or failing over to another node at the same address).
+- ``hold_replies()``: what the server sends is held while what the
+  client sends goes through (a statement or a COMMIT reaches the
+  database and runs, its answer does not come back); ``resume()``.
 """
 
 import socket
@@ -28,17 +33,38 @@ class TcpRelay:
         self.port = self._listener.getsockname()[1]
         self._flowing = threading.Event()
         self._flowing.set()
+        self._replies_flowing = threading.Event()
+        self._replies_flowing.set()
         self._dropped = False
         self._lock = threading.Lock()
         self._sockets = []
-        threading.Thread(target=self._accept, name='relay-accept',
-                         daemon=True).start()
+        self._start_accepting()
+
+    def _start_accepting(self):
+        threading.Thread(target=self._accept, args=(self._listener,),
+                         name='relay-accept', daemon=True).start()
 
     def stall(self):
         self._flowing.clear()
 
+    def hold_replies(self):
+        self._replies_flowing.clear()
+
     def resume(self):
         self._flowing.set()
+        self._replies_flowing.set()
+
+    def refuse(self):
+        """Refuse connections and reset the open ones until
+        ``accept_again()``."""
+        self._close_listener()
+        self._reset_open_connections()
+
+    def accept_again(self):
+        # The same port: the server's URL names it.
+        self._listener = socket.create_server(('127.0.0.1', self.port))
+        self.resume()
+        self._start_accepting()
 
     def cut(self):
         self._flowing.clear()
@@ -50,7 +76,13 @@ class TcpRelay:
     def drop(self):
         with self._lock:
             self._dropped = True
-            sockets, self._sockets = self._sockets, []
+        self._close_listener()
+        self._reset_open_connections()
+        # Wakes the pumps held by a stall, which then see the drop.
+        self._flowing.set()
+        self._replies_flowing.set()
+
+    def _close_listener(self):
         # Shut down first: a close alone leaves the socket listening
         # while the accepting thread is blocked on it.
         try:
@@ -58,16 +90,18 @@ class TcpRelay:
         except OSError:
             pass
         self._listener.close()
+
+    def _reset_open_connections(self):
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
         for sock in sockets:
             _close_now(sock)
-        # Wakes the pumps held by a stall, which then see the drop.
-        self._flowing.set()
 
-    def _accept(self):
+    def _accept(self, listener):
         while True:
             try:
-                client, _ = self._listener.accept()
-            except OSError:  # dropped
+                client, _ = listener.accept()
+            except OSError:  # dropped or refusing
                 return
             try:
                 upstream = socket.create_connection(self._target)
@@ -80,29 +114,35 @@ class TcpRelay:
                     _close_now(upstream)
                     return
                 self._sockets += [client, upstream]
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink),
+            for source, sink, gates in (
+                    (client, upstream, (self._flowing,)),
+                    (upstream, client,
+                     (self._flowing, self._replies_flowing))):
+                threading.Thread(target=self._pump,
+                                 args=(source, sink, gates),
                                  name='relay-pump', daemon=True).start()
 
-    def _pump(self, source, sink):
+    def _pump(self, source, sink, gates):
         try:
-            while self._may_flow():
+            while self._may_flow(gates):
                 data = source.recv(_CHUNK)
                 if not data:
                     sink.shutdown(socket.SHUT_WR)
                     return
                 # Read while flowing, held here once stalled.
-                if not self._may_flow():
+                if not self._may_flow(gates):
                     return
                 sink.sendall(data)
-        except OSError:  # closed by drop(), or by either end
+        except OSError:  # closed by drop(), refuse(), or by either end
             return
 
-    def _may_flow(self):
-        """Wait until bytes may go through; False once dropped."""
-        while not self._flowing.wait(_HOLD_POLL):
-            if self._dropped:
-                return False
+    def _may_flow(self, gates):
+        """Wait until bytes may go through every gate; False once
+        dropped."""
+        for gate in gates:
+            while not gate.wait(_HOLD_POLL):
+                if self._dropped:
+                    return False
         return not self._dropped
 
 

@@ -147,7 +147,25 @@ def create_engine(url, db_conf=None):
     else:
         engine = _postgresql_engine(url, db_conf)
     _ping_idle_connections(engine)
+    if url.get_backend_name() != 'sqlite':
+        _treat_unavailable_as_disconnect(engine)
     return engine
+
+
+def _treat_unavailable_as_disconnect(engine):
+    """Have SQLAlchemy take every error of a database that is not
+    serving for a disconnect: it then discards the connection and every
+    pooled one opened before it, so requests after a restart or a
+    failover connect afresh (to whichever node now has the address)
+    instead of each meeting a dead or read-only connection once.
+
+    Its own test knows lost connections; a node gone read-only, not
+    ready or shutting down answers on a connection still open."""
+    @event.listens_for(engine, 'handle_error')
+    def _on_error(context):
+        if not context.is_disconnect and not_serving(
+                context.original_exception):
+            context.is_disconnect = True
 
 
 def _with_parameters(url, db_conf):
@@ -255,6 +273,74 @@ def is_retryable(exc):
     return getattr(orig, 'sqlstate', None) in ('40001', '40P01')
 
 
+# MySQL/MariaDB errors of a server that cannot serve now and will again:
+# too many connections (1040), a Galera node not ready or not in the
+# primary component (1047), a shutdown in progress (1053), read-only
+# during a failover (1290, 1836), a connection killed (1927), cannot
+# connect (2002, 2003), server gone away (2006), connection lost during a
+# query (2013, 2055), dropped for inactivity (4031).
+_MYSQL_UNAVAILABLE = frozenset((1040, 1047, 1053, 1290, 1836, 1927, 2002,
+                                2003, 2006, 2013, 2055, 4031))
+# PostgreSQL SQLSTATEs of the same: its connection exceptions (class 08),
+# too many connections (53300), an administrator's or a crash's shutdown
+# (57P01, 57P02), starting up or in recovery (57P03), a standby that took
+# the address reached read-only (25006).
+_PG_UNAVAILABLE = frozenset(('53300', '57P01', '57P02', '57P03', '25006'))
+_PG_CONNECTION_CLASS = '08'
+
+
+class Unavailable(Exception):
+    """The database could not be reached or could not serve: a request
+    meeting it is answered 503, not 500. ``orig`` is the driver's error,
+    as on SQLAlchemy's exceptions."""
+
+    def __init__(self, cause):
+        super().__init__(str(cause))
+        self.orig = getattr(cause, 'orig', None) or cause
+
+
+class CommitOutcomeUnknown(Unavailable):
+    """The connection was lost while a write committed: whether the
+    database applied it is not known. ``consumers``: the uuids of the
+    consumers whose allocations it wrote, when the writer says."""
+
+    consumers = ()
+
+
+def is_unavailable(exc):
+    """Whether ``exc`` says the database is unreachable, restarting or
+    failing over (a 503) rather than a fault of the request or the
+    server (a 500)."""
+    if isinstance(exc, (Unavailable, sa.exc.TimeoutError,
+                        sa.exc.DisconnectionError)):
+        return True
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    # SQLAlchemy's classification, which the engine's handle_error
+    # listener extends with not_serving().
+    return exc.connection_invalidated or not_serving(exc.orig)
+
+
+def not_serving(orig):
+    """Whether the driver's error ``orig`` is one of a database that
+    cannot serve now: connection refused or lost, shutting down,
+    starting, read-only or not ready during a failover."""
+    args = getattr(orig, 'args', ())
+    if args and args[0] in _MYSQL_UNAVAILABLE:
+        return True
+    if not hasattr(orig, 'sqlstate'):
+        return False
+    sqlstate = orig.sqlstate
+    if sqlstate is None:
+        # psycopg's errors without a SQLSTATE come from libpq, not the
+        # server: the connection failed or was lost. Its OperationalError
+        # only: an InterfaceError is a misuse of the connection.
+        return any(cls.__name__ == 'OperationalError'
+                   for cls in type(orig).__mro__)
+    return (sqlstate in _PG_UNAVAILABLE
+            or sqlstate.startswith(_PG_CONNECTION_CLASS))
+
+
 class Database:
     """The engine plus the per-request transaction helpers."""
 
@@ -275,13 +361,21 @@ class Database:
         # and SQLite do give a transaction one snapshot, and keep it.
         self._reads_need_transaction = engine.dialect.name != 'postgresql'
 
+    def _connect(self):
+        """A pooled connection; Unavailable when none can be had (the
+        database refuses, drops or does not answer new connections)."""
+        try:
+            return self.engine.connect()
+        except (sa.exc.DBAPIError, sa.exc.TimeoutError) as exc:
+            raise Unavailable(exc) from exc
+
     @contextlib.contextmanager
     def read(self):
         """A connection for reads. On PostgreSQL each statement sees the
         state committed when it starts, so an answer that must be of one
         state (allocations and the generation a client writes them back
         with) is read by one statement."""
-        with self._lock, self.engine.connect() as conn:
+        with self._lock, self._connect() as conn:
             if not self._reads_need_transaction:
                 yield conn.execution_options(isolation_level='AUTOCOMMIT')
                 return
@@ -290,10 +384,22 @@ class Database:
 
     @contextlib.contextmanager
     def write(self):
-        with self._lock, self.engine.connect() as conn:
+        """A connection in a write transaction, committed when the block
+        ends; CommitOutcomeUnknown when the connection is lost during
+        the commit itself."""
+        with self._lock, self._connect() as conn:
             conn = conn.execution_options(**{_WRITE: True})
-            with conn.begin():
-                yield conn
+            body_done = False
+            try:
+                with conn.begin():
+                    yield conn
+                    body_done = True
+            except sa.exc.DBAPIError as exc:
+                # Past the block only the COMMIT was left: the database
+                # may have applied it before the connection went.
+                if body_done and is_unavailable(exc):
+                    raise CommitOutcomeUnknown(exc) from exc
+                raise
 
     def run_write(self, fn, *args, retries=None):
         """Run ``fn(conn, *args)`` in one write transaction, re-running it

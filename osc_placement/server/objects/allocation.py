@@ -155,6 +155,10 @@ def write_or_409(db, fn, *args, conflict=CONCURRENT):
     once retries run out, logged as upstream logs it for operators."""
     try:
         return db.run_write(fn, *args)
+    except db_engine.CommitOutcomeUnknown as exc:
+        # For the line that tells operators which consumers to look at.
+        exc.consumers = _consumers_written(args)
+        raise
     except db_engine.Retry:
         pass
     except sa.exc.DBAPIError as exc:
@@ -165,6 +169,12 @@ def write_or_409(db, fn, *args, conflict=CONCURRENT):
     LOG.warning('Exceeded retry limit of %d on allocations write',
                 db.write_retries)
     raise errors.Conflict(conflict, code=errors.CONCURRENT_UPDATE)
+
+
+def _consumers_written(args):
+    """The uuids of the ConsumerWrites among a write's arguments."""
+    return [write.uuid for arg in args if isinstance(arg, list)
+            for write in arg if isinstance(write, ConsumerWrite)]
 
 
 # The write's fixed statements, built once per database kind (building
