@@ -2,7 +2,7 @@
 
 Pure functions over what was read: Placement's answers (a consumer's
 ``GET /allocations/{consumer}``, provider lists) and Nova's (servers,
-migrations, hypervisors, flavors at compute microversion 2.61). The
+migrations, hypervisors, flavors at compute microversion 2.69). The
 commands in ``resources/audit.py`` read, show and write; the verdicts
 are made here, so that they can be tested without either service.
 """
