@@ -15,8 +15,9 @@ server is started on it, and from --clients threads, over HTTP only:
 - deletes: ``DELETE /allocations/{consumer}`` of a held consumer, one
   before each claim once --fill consumers are held, so the cloud stays
   near one fill level;
-- inventory updates: a random host's reserved memory toggled with its
-  provider generation, never below what its allocations use.
+- inventory updates, --inventory-rate per second from a thread of their
+  own: a random host's reserved memory toggled with its provider
+  generation, never reserving what its allocations use.
 
 Every --interval seconds one line: operations per second, claim and
 candidate latency, 4xx by code and 5xx, the RSS of each server process and
@@ -52,9 +53,12 @@ from benchmarks import sql_cloud
 
 PROJECT = str(uuid.UUID(int=1))
 USER = str(uuid.UUID(int=2))
-# Claims, moves and inventory updates, in these proportions; deletes come
-# with claims once the fill level is reached.
-DEFAULT_MIX = {'claim': 8, 'move': 2, 'inventory': 1}
+# Claims and moves, in these proportions; deletes come with claims once
+# the fill level is reached. Inventory updates have a thread of their
+# own at a fixed rate: each one changes the structure every worker keeps
+# for the candidate search (db/structure.py), which a cloud changes
+# rarely, so their rate is the run's choice, not a share of the others.
+DEFAULT_MIX = {'claim': 8, 'move': 2}
 # Alternates a claim tries before it asks for fresh candidates, and
 # rounds of fresh candidates before it gives up.
 ALTERNATES = 3
@@ -105,8 +109,9 @@ class Recorder:
 class Soak:
     """The client side: one instance shared by all client threads."""
 
-    def __init__(self, client, hosts, fill, mix, seed):
+    def __init__(self, client, hosts, fill, mix, seed, inventory_rate=0):
         self.client = client
+        self.inventory_rate = inventory_rate
         self.hosts = hosts
         self.fill = fill
         self.mix = mix
@@ -254,6 +259,20 @@ class Soak:
                 threading.current_thread().name, error))
             self.stop.set()
 
+    def inventory_thread(self):
+        """Inventory updates at ``inventory_rate`` per second, on a
+        schedule that does not drift with their latency."""
+        rng = random.Random(self._seed * 1000 - 1)
+        period = 1.0 / self.inventory_rate
+        due = time.monotonic()
+        try:
+            while not self.stop.wait(max(0.0, due - time.monotonic())):
+                self.inventory(rng)
+                due += period
+        except Exception as error:
+            self.recorder.errors.append('inventory: %r' % (error,))
+            self.stop.set()
+
     def release_all(self):
         """Delete what the soak still holds, leaving the cloud as it was
         loaded (the verification runs before, on the soaked state)."""
@@ -291,12 +310,15 @@ def children_of():
 
 
 def process_tree(root):
-    tree, pids, todo = children_of(), [], [root]
+    """``root``, then its descendants by pid: the same order in every
+    interval while no worker is replaced."""
+    tree, descendants = children_of(), []
+    todo = list(tree.get(root, ()))
     while todo:
         pid = todo.pop()
-        pids.append(pid)
+        descendants.append(pid)
         todo.extend(tree.get(pid, ()))
-    return pids
+    return [root] + sorted(descendants)
 
 
 def memory_kib(pid, field):
@@ -385,25 +407,32 @@ def minute_line(f):
 
 
 def run(soak, clients, minutes, interval, server_pid, engine):
-    """Drive the client threads for ``minutes``, one line per
-    ``interval``; the per-interval figures."""
+    """Drive the client threads for ``minutes`` (in whole intervals),
+    one line per ``interval``; the per-interval figures."""
     series = []
     if minutes <= 0:
         return series
     threads = [threading.Thread(target=soak.client_thread, args=(n,),
                                 name='client-%d' % n, daemon=True)
                for n in range(clients)]
+    if soak.inventory_rate > 0:
+        threads.append(threading.Thread(target=soak.inventory_thread,
+                                        name='inventory', daemon=True))
     for thread in threads:
         thread.start()
-    end = time.monotonic() + minutes * 60
-    started = time.monotonic()
-    while not soak.stop.is_set() and started < end:
-        soak.stop.wait(max(0.0, min(interval, end - started)))
-        now = time.monotonic()
-        figures = minute_figures(len(series) + 1, soak.recorder.swap(),
-                                 now - started, soak.held_count(),
+    # Whole intervals, on a fixed schedule: a short last one would give
+    # noisy rates, and the last one is what the run is judged by.
+    intervals = max(1, round(minutes * 60 / interval))
+    started = previous = time.monotonic()
+    for number in range(1, intervals + 1):
+        if soak.stop.wait(max(0.0, started + number * interval
+                              - time.monotonic())):
+            break
+        swapped_at = time.monotonic()
+        figures = minute_figures(number, soak.recorder.swap(),
+                                 swapped_at - previous, soak.held_count(),
                                  server_pid, engine)
-        started = now
+        previous = swapped_at
         series.append(figures)
         _say(minute_line(figures))
     soak.stop.set()
@@ -562,8 +591,8 @@ def summary_lines(series, flat):
     if flat:
         lines.append(
             'claims/s: first %d intervals %.1f, last %.1f (%+.1f%%); '
-            'memory at interval %d to the last: server %+.1f%% (workers '
-            '%s), PostgreSQL PSS %+.1f%%' % (
+            'memory at interval %d to the last: server %+.1f%% (parent, '
+            'workers: %s), PostgreSQL PSS %+.1f%%' % (
                 flat['baseline_minutes'], flat['claims_per_s_baseline'],
                 flat['claims_per_s_last'], flat['claims_growth_pct'] or 0,
                 flat['baseline_minutes'], flat['server_rss_growth_pct'] or 0,
@@ -618,10 +647,11 @@ def soak_and_verify(args, engine):
         client = http_client.Client(url)
         warm_up(client)
         soak = Soak(client, hosts_of(engine), args.fill, parse_mix(args.mix),
-                    args.seed)
-        _say('soak: %d clients, fill %d consumers, mix %s, server %d '
-             'workers x %d threads' % (args.clients, args.fill, args.mix,
-                                       args.workers, args.threads))
+                    args.seed, args.inventory_rate)
+        _say('soak: %d clients, fill %d consumers, mix %s, %.2f inventory '
+             'updates/s, server %d workers x %d threads' % (
+                 args.clients, args.fill, args.mix, args.inventory_rate,
+                 args.workers, args.threads))
         series = run(soak, args.clients, args.minutes, args.interval,
                      popen.pid, engine)
         for error in soak.recorder.errors:
@@ -682,6 +712,8 @@ def parse_args(argv):
                              'of --nodes)')
     parser.add_argument('--mix', default=','.join(
         '%s=%d' % item for item in DEFAULT_MIX.items()))
+    parser.add_argument('--inventory-rate', type=float, default=1.0,
+                        help='inventory updates per second (0: none)')
     parser.add_argument('--usage-sample', type=int, default=0,
                         help='providers whose server usages are compared '
                              '(0: all)')

@@ -55,9 +55,10 @@ class TestSoak(testtools.TestCase):
 
     def soak_for(self, seconds, clients=2):
         runner = soak.Soak(self.client, soak.hosts_of(self.engine), 5,
-                           soak.DEFAULT_MIX, 1)
+                           soak.DEFAULT_MIX, 1, inventory_rate=5)
         threads = [threading.Thread(target=runner.client_thread, args=(n,))
                    for n in range(clients)]
+        threads.append(threading.Thread(target=runner.inventory_thread))
         for thread in threads:
             thread.start()
         runner.stop.wait(seconds)
