@@ -200,9 +200,9 @@ class Soak:
         if current.status_code != 200:
             return
         current = current.json()
-        here = set(current['allocations'])
+        here = compute_providers(current['allocations'])
         for request in self.candidates():
-            if here & set(request['allocations']):
+            if here & compute_providers(request['allocations']):
                 continue
             response = self.call('PUT', '/allocations/' + consumer, {
                 'allocations': request['allocations'],
@@ -280,6 +280,13 @@ class Soak:
             self.client.request('DELETE', '/allocations/' + consumer,
                                 expect=(204,))
         self.held = []
+
+
+def compute_providers(allocations):
+    """The providers of the VCPU in ``allocations``: a move leaves
+    these, while a sharing disk provider may serve both hosts."""
+    return {provider for provider, held in allocations.items()
+            if 'VCPU' in held['resources']}
 
 
 def new_reserved(record, used):
