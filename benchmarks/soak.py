@@ -559,13 +559,13 @@ def verify(client, engine, sample, threads):
 
 
 # -- flatness
-def growth(series, baseline_minutes):
+def growth(series, baseline_intervals):
     """Throughput and memory at the end against the baseline: the mean
-    claims/s of the first ``baseline_minutes`` and the memory at their
+    claims/s of the first ``baseline_intervals`` and the memory at their
     end (half the run when it is shorter)."""
     if len(series) < 2:
         return {}
-    base = min(baseline_minutes, len(series) // 2)
+    base = min(baseline_intervals, len(series) // 2)
     first, last = series[:base], series[-1]
     at_base = series[base - 1]
 
@@ -574,7 +574,7 @@ def growth(series, baseline_minutes):
 
     base_claims = statistics.mean(f['claims_per_s'] for f in first)
     return {
-        'baseline_minutes': base,
+        'baseline_intervals': base,
         'claims_per_s_baseline': round(base_claims, 2),
         'claims_per_s_last': last['claims_per_s'],
         'claims_growth_pct': percent(last['claims_per_s'], base_claims),
@@ -600,9 +600,9 @@ def summary_lines(series, flat):
             'claims/s: first %d intervals %.1f, last %.1f (%+.1f%%); '
             'memory at interval %d to the last: server %+.1f%% (parent, '
             'workers: %s), PostgreSQL PSS %+.1f%%' % (
-                flat['baseline_minutes'], flat['claims_per_s_baseline'],
+                flat['baseline_intervals'], flat['claims_per_s_baseline'],
                 flat['claims_per_s_last'], flat['claims_growth_pct'] or 0,
-                flat['baseline_minutes'], flat['server_rss_growth_pct'] or 0,
+                flat['baseline_intervals'], flat['server_rss_growth_pct'] or 0,
                 ', '.join('%+.1f%%' % (p or 0)
                           for p in flat['worker_rss_growth_pct']),
                 flat['postgres_pss_growth_pct'] or 0))
@@ -709,8 +709,9 @@ def parse_args(argv):
     parser.add_argument('--minutes', type=float, default=60)
     parser.add_argument('--interval', type=float, default=60,
                         help='seconds between report lines')
-    parser.add_argument('--baseline-minutes', type=int, default=10,
-                        help='intervals the end is compared with')
+    parser.add_argument('--baseline-minutes', type=float, default=10,
+                        help='the start of the run the end is compared '
+                             'with')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--threads', type=int, default=4)
     parser.add_argument('--clients', type=int, default=4)
@@ -741,7 +742,8 @@ def main(argv=None):
         series, checks, errors = soak_and_verify(args, engine)
     finally:
         engine.dispose()
-    flat = growth(series, args.baseline_minutes)
+    flat = growth(series, max(1, round(args.baseline_minutes * 60
+                                       / args.interval)))
     for line in summary_lines(series, flat):
         _say(line)
     failures = [name for name, ok in checks.items() if not ok]
