@@ -38,6 +38,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -641,7 +642,7 @@ def stop_server(popen):
     popen.terminate()
     try:
         popen.wait(30)
-    except Exception:
+    except subprocess.TimeoutExpired:
         popen.kill()
         popen.wait()
 
