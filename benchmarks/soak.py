@@ -77,6 +77,7 @@ class Minute:
     def __init__(self):
         self.operations = collections.Counter()
         self.statuses = collections.Counter()
+        self.conflicts = collections.Counter()
         self.claim_ms = []
         self.candidates_ms = []
 
@@ -94,9 +95,11 @@ class Recorder:
             minute, self._minute = self._minute, Minute()
         return minute
 
-    def status(self, code):
+    def status(self, code, conflict=None):
         with self._lock:
             self._minute.statuses[code] += 1
+            if conflict:
+                self._minute.conflicts[conflict] += 1
 
     def done(self, operation):
         with self._lock:
@@ -127,7 +130,9 @@ class Soak:
         with http_client.Timer() as t:
             response = self.client.request(method, path, body, params,
                                            expect=ANY_STATUS)
-        self.recorder.status(response.status_code)
+        self.recorder.status(response.status_code,
+                             conflict_kind(response)
+                             if response.status_code == 409 else None)
         if timed and response.status_code < 300:
             self.recorder.latency(timed, t.seconds * 1000)
         return response
@@ -283,6 +288,17 @@ class Soak:
         self.held = []
 
 
+def conflict_kind(response):
+    """A 409's error code without its ``placement.`` prefix:
+    ``concurrent_update`` for a generation that moved, ``undefined_code``
+    for capacity another writer took."""
+    try:
+        code = response.json()['errors'][0].get('code', 'none')
+    except (ValueError, KeyError, IndexError, TypeError):
+        code = 'unreadable'
+    return code.replace('placement.', '')
+
+
 def compute_providers(allocations):
     """The providers of the VCPU in ``allocations``: a move leaves
     these, while a sharing disk provider may serve both hosts."""
@@ -385,6 +401,7 @@ def minute_figures(number, minute, seconds, held, server_pid, engine):
         'candidates_ms': quantiles(minute.candidates_ms),
         'requests': sum(minute.statuses.values()),
         '4xx': fourxx,
+        '409_kinds': dict(minute.conflicts),
         '5xx': sum(c for code, c in minute.statuses.items() if code >= 500),
         'held': held,
         'server_rss_mib': server_rss_mib(server_pid),
@@ -401,6 +418,9 @@ def quantiles(samples):
 
 def minute_line(f):
     fourxx = ','.join('%s:%d' % item for item in f['4xx'].items()) or '-'
+    if f['409_kinds']:
+        fourxx += ' (%s)' % ','.join('%s %d' % item for item in
+                                     sorted(f['409_kinds'].items()))
     return ('%3d  claims %6.1f/s  moves %5.1f/s  deletes %6.1f/s  '
             'inv %4.1f/s  claim p50/p95 %s/%s ms  cand %s/%s ms  4xx %s  '
             '5xx %d  held %d  server MiB %s  pg %.1f MiB PSS (%.0f RSS, %d)'
