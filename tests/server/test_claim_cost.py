@@ -3,6 +3,7 @@ trace, and one run of the command on a small SQLite cloud."""
 
 import io
 import json
+import logging
 import os
 
 import fixtures
@@ -43,6 +44,18 @@ class TestWireCount(testtools.TestCase):
 
 
 class TestRun(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # The run sets up the server's logging to a file in a directory
+        # it removes: the handlers it adds must go with it, or the next
+        # test of this process logs into a missing file.
+        root = logging.getLogger()
+        before, level = list(root.handlers), root.level
+        self.addCleanup(root.setLevel, level)
+        self.addCleanup(lambda: [root.removeHandler(handler)
+                                 for handler in list(root.handlers)
+                                 if handler not in before])
 
     def test_a_run_on_sqlite_times_every_part_of_a_claim(self):
         tmp = self.useFixture(fixtures.TempDir()).path
