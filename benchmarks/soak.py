@@ -508,16 +508,24 @@ SQL_CHECKS = {
         SELECT count(*) FROM inventories i
         LEFT JOIN resource_providers p ON p.id = i.resource_provider_id
         WHERE p.id IS NULL""",
+    # Both directions of the comparison: MariaDB has no FULL JOIN.
     'usage_totals equal the sums of allocations': """
         SELECT count(*) FROM (
-          SELECT resource_provider_id, resource_class_id,
-                 sum(used) AS used
-          FROM allocations
-          GROUP BY resource_provider_id, resource_class_id) s
-        FULL JOIN usage_totals t
-          ON t.resource_provider_id = s.resource_provider_id
-         AND t.resource_class_id = s.resource_class_id
-        WHERE coalesce(s.used, 0) <> coalesce(t.used, 0)""",
+          SELECT s.used AS summed, t.used AS kept FROM {sums} s
+          LEFT JOIN usage_totals t
+            ON t.resource_provider_id = s.resource_provider_id
+           AND t.resource_class_id = s.resource_class_id
+          UNION ALL
+          SELECT NULL AS summed, t.used AS kept FROM usage_totals t
+          LEFT JOIN {sums} s
+            ON t.resource_provider_id = s.resource_provider_id
+           AND t.resource_class_id = s.resource_class_id
+          WHERE s.resource_provider_id IS NULL) d
+        WHERE coalesce(d.summed, 0) <> coalesce(d.kept, 0)""".format(
+        sums="""(SELECT resource_provider_id, resource_class_id,
+                        sum(used) AS used
+                 FROM allocations
+                 GROUP BY resource_provider_id, resource_class_id)"""),
 }
 
 
