@@ -9,6 +9,14 @@ Two kinds of series, kept apart:
   keeps every process's values in files there and a scrape sums them,
   those of workers that died included (counters never go backwards when
   a worker is replaced); the pool gauges count live processes only.
+  A request only adds to sums in the worker's memory; a thread of the
+  worker writes them to prometheus_client's values every
+  FLUSH_SECONDS, and the process answering a scrape writes its own
+  first, so its counts are exact and another worker's may be up to
+  FLUSH_SECONDS late. A worker that ends normally writes its sums at
+  exit; one that is killed loses those of its last FLUSH_SECONDS. A
+  single process counts the same way (one path; the sums cost less than
+  prometheus_client's own calls) and writes them before each scrape.
 - Computed when scraped, by the process answering: the cloud's capacity
   and usage (``CapacityCollector``), one read of the database
   (objects/cloud_capacity.py), so a claim shows at the next scrape
@@ -25,6 +33,8 @@ the environment: this module imports it only inside functions, so that a
 master process can set ``PROMETHEUS_MULTIPROC_DIR`` before any import.
 """
 
+import atexit
+import bisect
 import glob
 import ipaddress
 import logging
@@ -58,6 +68,13 @@ OTHER_METHOD = 'other'
 # Request latency buckets, in seconds: most answers take milliseconds.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
            2.5, 5.0, 10.0)
+# The histogram's bucket bounds as prometheus_client keeps them.
+UPPER_BOUNDS = BUCKETS + (float('inf'),)
+# How often each worker writes the sums of the requests it served: each
+# write is a file write in a multi-process server, so they are batched
+# off the requests' path, at the price of a scrape seeing another
+# worker's requests that late.
+FLUSH_SECONDS = 1.0
 # How often each worker writes its connection pool's gauges.
 POOL_SAMPLE_SECONDS = 5.0
 CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
@@ -189,49 +206,94 @@ class Instruments:
             'placement_db_pool_size',
             'Database connection pool size (live processes).',
             multiprocess_mode='livesum', registry=registry)
-        self._observers = {}
+        self._children = {}
         self._engines = weakref.WeakSet()
         self._pool_values = None
-        self._sampler = None
+        self._thread = None
         self._lock = threading.Lock()
+        # The requests' sums not yet written: held under _pending_lock,
+        # taken by every request, so only for a few dict updates;
+        # _flush_lock makes a flush wait for one under way, so that a
+        # scrape sees everything this process counted.
+        self._pending_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._pending_requests = {}
+        self._pending_counts = {}
+        atexit.register(self.flush)
+
+    # The request path: sums in memory, see flush.
 
     def observe(self, key, seconds):
         """One request of ``key`` (route, method, status, microversion)
         took ``seconds``."""
-        observe = self._observers.get(key)
-        if observe is None:
-            observe = self._observers.setdefault(
-                key, self.requests.labels(*key).observe)
-        observe(seconds)
+        # The first bound not below seconds, as Histogram.observe picks.
+        bucket = bisect.bisect_left(UPPER_BOUNDS, seconds)
+        with self._pending_lock:
+            pending = self._pending_requests.get(key)
+            if pending is None:
+                pending = self._pending_requests[key] = _Observations()
+            pending.buckets[bucket] += 1
+            pending.total += seconds
 
     def conflict(self, code):
-        self.conflicts.labels(code).inc()
+        with self._pending_lock:
+            self._count(self.conflicts, (code,), 1)
 
     def write_retried(self, reason):
-        self.write_retries.labels(reason).inc()
+        with self._pending_lock:
+            self._count(self.write_retries, (reason,), 1)
 
     def candidates_answered(self, count, cut_by):
         """A 200 of ``count`` candidates, cut by ``cut_by`` (None, or a
         candidate_api.CUT_BY_* label)."""
-        self.answers.inc()
-        if count:
-            self.returned.inc(count)
-        else:
-            self.empty.inc()
-        if cut_by is not None:
-            self.cut.labels(cut_by).inc()
+        with self._pending_lock:
+            self._count(self.answers, (), 1)
+            if count:
+                self._count(self.returned, (), count)
+            else:
+                self._count(self.empty, (), 1)
+            if cut_by is not None:
+                self._count(self.cut, (cut_by,), 1)
+
+    def _count(self, counter, labels, amount):
+        # Called with _pending_lock held.
+        key = (counter, labels)
+        self._pending_counts[key] = self._pending_counts.get(key, 0) + amount
+
+    def flush(self):
+        """Write the sums counted since the last flush to the
+        prometheus_client series (the files of a multi-process server):
+        one write per series touched, whatever the number of requests."""
+        with self._flush_lock:
+            with self._pending_lock:
+                requests, self._pending_requests = self._pending_requests, {}
+                counts, self._pending_counts = self._pending_counts, {}
+            for key, pending in requests.items():
+                _add_observations(self._child(key), pending)
+            for (counter, labels), amount in counts.items():
+                (counter.labels(*labels) if labels else counter).inc(amount)
+
+    def _child(self, key):
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.requests.labels(*key)
+        return child
+
+    # The pools, and the thread that writes everything off the request
+    # path.
 
     def watch_pool(self, engine):
         """Publish ``engine``'s pool in the pool gauges, sampled every
-        POOL_SAMPLE_SECONDS by a thread of this process (and when this
-        process answers a scrape): nothing on a request's path."""
+        POOL_SAMPLE_SECONDS by this process's metrics thread (and when
+        this process answers a scrape): nothing on a request's path.
+        Starts the thread, which also flushes every FLUSH_SECONDS."""
         with self._lock:
             self._engines.add(engine)
-            if self._sampler is None:
-                self._sampler = threading.Thread(
-                    target=self._sample_forever, name='metrics-pool',
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._write_forever, name='metrics-writer',
                     daemon=True)
-                self._sampler.start()
+                self._thread.start()
         self.sample_pools()
 
     def sample_pools(self):
@@ -247,13 +309,22 @@ class Instruments:
             self.pool_checked_out.set(checked_out)
             self.pool_size.set(size)
 
-    def _sample_forever(self):
+    def _write_forever(self):
+        next_sample = time.monotonic() + POOL_SAMPLE_SECONDS
         while True:
-            time.sleep(POOL_SAMPLE_SECONDS)
-            try:
-                self.sample_pools()
-            except Exception:
-                LOG.exception('Sampling the connection pool failed')
+            time.sleep(FLUSH_SECONDS)
+            self._write_logged(self.flush, 'Writing the request metrics')
+            if time.monotonic() >= next_sample:
+                next_sample += POOL_SAMPLE_SECONDS
+                self._write_logged(self.sample_pools,
+                                   'Sampling the connection pool')
+
+    @staticmethod
+    def _write_logged(write, what):
+        try:
+            write()
+        except Exception:
+            LOG.exception('%s failed', what)
 
     def collect(self):
         """The metric families of every process (this one alone when
@@ -264,6 +335,30 @@ class Instruments:
         path = os.environ[MULTIPROC_ENV]
         forget_dead_processes(path)
         return multiprocess.MultiProcessCollector(None, path).collect()
+
+
+class _Observations:
+    """Requests of one label key not yet written: the number in each
+    bucket (not cumulative) and the sum of their durations."""
+
+    __slots__ = ('buckets', 'total')
+
+    def __init__(self):
+        self.buckets = [0] * len(UPPER_BOUNDS)
+        self.total = 0.0
+
+
+def _add_observations(child, pending):
+    """Add ``pending`` (_Observations) to the histogram child ``child``
+    as that many ``observe`` calls would, one write per bucket touched.
+    prometheus_client has no public call for several observations; this
+    uses the child's values as ``Histogram.observe`` does (its ``_sum``
+    and per-bucket ``_buckets``), and test_metrics checks it against
+    ``observe`` so that a change of the library fails there."""
+    child._sum.inc(pending.total)
+    for value, count in zip(child._buckets, pending.buckets):
+        if count:
+            value.inc(count)
 
 
 def _pool_number(pool, name):
@@ -472,6 +567,7 @@ def scrape_text(recorder, capacity):
     """The text of a scrape: every process's counted series, then the
     capacity read now."""
     from prometheus_client import exposition
+    recorder.flush()
     recorder.sample_pools()
     return exposition.generate_latest(_Families(recorder, capacity))
 

@@ -9,6 +9,7 @@ import uuid
 
 import testtools
 
+from osc_placement.server import metrics
 from tests.monitoring import placement_run
 from tests.monitoring import prometheus_run
 
@@ -105,7 +106,10 @@ class TestScrapedServer(testtools.TestCase):
         self.assertNotIn(killed, self.server.worker_pids())
         self.server.wait_until_answering()
         self._get_providers(BURST)
-        self._wait_for_a_scrape_after(time.time())
+        # A worker other than the one scraped writes its counts every
+        # metrics.FLUSH_SECONDS: a scrape that late counts them all.
+        self._wait_for_a_scrape_after(time.time()
+                                      + 2 * metrics.FLUSH_SECONDS)
         # No series' value ever fell, and every request after the first
         # reading is counted on top of the killed worker's.
         self.assertEqual(0, self.prometheus.value(REQUEST_RESETS))

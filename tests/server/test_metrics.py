@@ -5,14 +5,26 @@ small cloud with a nested tree and a sharing provider, and again after a
 claim; the request histogram's labels; the candidate, 409 and re-run
 counters; who may read the metrics and the options that turn series
 off. The instruments live once per process, so counters are compared
-before and after. A real multi-worker server: test_metrics_process.py."""
+before and after. Requests counted in memory and written in batches:
+against prometheus_client's own observe, and in multi-process mode
+across worker processes started here. A real multi-worker server:
+test_process.py."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
 import uuid
 
+import prometheus_client
+from prometheus_client import multiprocess
+from prometheus_client import parser
 import testtools
 import webob
-from prometheus_client import parser
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
@@ -351,3 +363,162 @@ class TestAccess(MetricsTestCase):
         app = self.make_app(enabled=False)
         self.assertEqual(404, request(app, 'GET', metrics.PATH).status_int)
         self.assertEqual(401, scrape(app).status_int)
+
+
+KEY = ('/resource_providers', 'GET', '200', '1.39')
+KEY_FAMILY = 'placement_http_request_duration_seconds'
+# On each side of each bound, the bounds themselves, and past the last.
+DURATIONS = sorted({bound * factor for bound in metrics.BUCKETS
+                    for factor in (0.5, 1.0, 1.5)} | {0.0, 60.0})
+
+
+def collected(collector):
+    """{(name, frozenset of labels): value} of a collector."""
+    return {(sample.name, frozenset(sample.labels.items())): sample.value
+            for family in collector.collect() for sample in family.samples}
+
+
+class TestBuffered(testtools.TestCase):
+    """Instruments of their own (not the process's), in this process's
+    single-process mode."""
+
+    def test_nothing_is_written_before_a_flush(self):
+        recorder = metrics.Instruments()
+        recorder.observe(KEY, 0.003)
+        recorder.conflict('placement.concurrent_update')
+        unwritten = collected(recorder.registry)
+        self.assertEqual({}, series(
+            unwritten, 'placement_http_request_duration_seconds_count'))
+        self.assertEqual({}, series(unwritten, 'placement_conflicts_total'))
+        recorder.flush()
+        written = collected(recorder.registry)
+        self.assertEqual(1, value(
+            written, 'placement_http_request_duration_seconds_count',
+            **dict(zip(('route', 'method', 'status', 'microversion'),
+                       KEY))))
+        self.assertEqual(1, value(written, 'placement_conflicts_total',
+                                  code='placement.concurrent_update'))
+
+    def test_a_flush_writes_what_observe_would(self):
+        """The batch written (metrics._add_observations, which reaches
+        into prometheus_client's Histogram) against one observe per
+        request on a histogram of the same buckets."""
+        recorder = metrics.Instruments()
+        reference = prometheus_client.Histogram(
+            'placement_http_request_duration_seconds', 'Reference.',
+            ('route', 'method', 'status', 'microversion'),
+            buckets=metrics.BUCKETS,
+            registry=prometheus_client.CollectorRegistry())
+        for seconds in DURATIONS + DURATIONS[::3]:
+            recorder.observe(KEY, seconds)
+            reference.labels(*KEY).observe(seconds)
+        recorder.flush()
+        recorder.flush()  # nothing left to write twice
+        written = {key: count
+                   for key, count in collected(recorder.registry).items()
+                   if key[0].startswith(KEY_FAMILY)}
+        self.assertEqual(collected(reference), written)
+
+    def test_counters_summed(self):
+        recorder = metrics.Instruments()
+        recorder.candidates_answered(3, 'limit')
+        recorder.candidates_answered(2, None)
+        recorder.candidates_answered(0, None)
+        recorder.write_retried('generation_conflict')
+        recorder.write_retried('generation_conflict')
+        recorder.flush()
+        found = collected(recorder.registry)
+        prefix = 'placement_allocation_candidates_'
+        self.assertEqual(3, value(found, prefix + 'answers_total'))
+        self.assertEqual(5, value(found, prefix + 'returned_total'))
+        self.assertEqual(1, value(found, prefix + 'empty_total'))
+        self.assertEqual(1, value(found, prefix + 'cut_total', by='limit'))
+        self.assertEqual(2, value(found, 'placement_write_retries_total',
+                                  reason='generation_conflict'))
+
+
+# A worker process of a multi-process server, as far as the metrics go:
+# argv is how many requests it serves and then what it does: "exit"
+# (normally, its sums left to the exit hook), "scrape" (print what a
+# scrape of it answers), or "wait" (its metrics thread running, until
+# stdin closes).
+WORKER = textwrap.dedent("""
+    import sys
+    from osc_placement.server import metrics
+
+    class Engine:
+        pool = None
+
+    class NoCapacity:
+        def collect(self):
+            return []
+
+    requests, then = int(sys.argv[1]), sys.argv[2]
+    recorder = metrics.instruments()
+    if then == 'wait':
+        metrics.FLUSH_SECONDS = 0.05
+        engine = Engine()
+        recorder.watch_pool(engine)
+    for _ in range(requests):
+        recorder.observe(%r, 0.003)
+        recorder.conflict('placement.concurrent_update')
+    if then == 'scrape':
+        sys.stdout.write(
+            metrics.scrape_text(recorder, NoCapacity()).decode())
+    elif then == 'wait':
+        print('served', flush=True)
+        sys.stdin.read()
+""" % (KEY,))
+
+
+class TestWorkers(testtools.TestCase):
+    """Worker processes sharing a PROMETHEUS_MULTIPROC_DIR."""
+
+    def setUp(self):
+        super().setUp()
+        self.directory = tempfile.mkdtemp(prefix='metrics-test-')
+        self.addCleanup(shutil.rmtree, self.directory)
+        self.env = dict(os.environ, **{metrics.MULTIPROC_ENV:
+                                       self.directory})
+
+    def worker(self, requests, then, **popen):
+        return subprocess.Popen(
+            [sys.executable, '-c', WORKER, str(requests), then],
+            env=self.env, text=True, **popen)
+
+    def run_worker(self, requests, then):
+        proc = self.worker(requests, then, stdout=subprocess.PIPE)
+        out, _ = proc.communicate(timeout=60)
+        self.assertEqual(0, proc.returncode)
+        return out
+
+    def test_a_scrape_sums_the_workers_and_keeps_the_dead(self):
+        """A worker that ended (its sums written at exit) and the one
+        scraped (its own written before the scrape)."""
+        self.run_worker(3, 'exit')
+        found = samples(webob.Response(self.run_worker(2, 'scrape')))
+        self.assertEqual(5, value(
+            found, 'placement_http_request_duration_seconds_count',
+            **dict(zip(('route', 'method', 'status', 'microversion'),
+                       KEY))))
+        self.assertEqual(5, value(found, 'placement_conflicts_total',
+                                  code='placement.concurrent_update'))
+
+    def test_the_thread_writes_a_live_worker_counts(self):
+        proc = self.worker(4, 'wait', stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.wait, 60)
+        self.addCleanup(proc.stdin.close)
+        self.assertEqual('served\n', proc.stdout.readline())
+        deadline = time.monotonic() + 30
+        while self.conflicts() != 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(4, self.conflicts())
+
+    def conflicts(self):
+        """The 409s counted in the directory's files, read here."""
+        return value(
+            collected(multiprocess.MultiProcessCollector(None,
+                                                         self.directory)),
+            'placement_conflicts_total', code='placement.concurrent_update')

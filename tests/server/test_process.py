@@ -355,7 +355,9 @@ class TestServerProcess(testtools.TestCase):
         # The master makes it in the temporary directory (TMPDIR).
         [directory] = glob.glob(os.path.join(self.tmp, 'placement-metrics-*'))
         sent = self._until_both_served(directory, (first, second))
-        self.assertEqual(sent, self._served())
+        # Each worker writes its counts within a flush interval; a
+        # worker killed before that would lose them.
+        self._until_served(sent)
         os.kill(first, signal.SIGKILL)
         replacement = self._new_worker(proc, {first, second})
         deadline = time.monotonic() + RESPAWN_TIMEOUT
@@ -366,7 +368,7 @@ class TestServerProcess(testtools.TestCase):
             except OSError:  # the replacement not listening yet
                 self.assertLess(time.monotonic(), deadline)
                 time.sleep(0.2)
-        self.assertEqual(sent + METRICS_REQUESTS, self._served())
+        self._until_served(sent + METRICS_REQUESTS)
         self.assertNotIn('gauge_livesum_%d.db' % first,
                          os.listdir(directory))
         # The replacement publishes its pool once it has loaded.
@@ -392,6 +394,15 @@ class TestServerProcess(testtools.TestCase):
                 return sent
             self.assertLess(time.monotonic(), deadline,
                             'a worker never served: %s' % files)
+
+    def _until_served(self, expected):
+        """Scrapes until the workers' files count ``expected`` requests
+        served (the workers write theirs every metrics.FLUSH_SECONDS);
+        fails if they count another number after RESPAWN_TIMEOUT."""
+        deadline = time.monotonic() + RESPAWN_TIMEOUT
+        while self._served() != expected and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(expected, self._served())
 
     def _get_providers(self, count):
         for _ in range(count):
