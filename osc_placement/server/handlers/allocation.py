@@ -92,7 +92,9 @@ def consumer_write(req, uuid, data):
 def set_allocations(req):
     req.authorize('placement:allocations:update')
     uuid = _consumer_uuid_or_400(req.url_vars['consumer_uuid'])
-    data = req.json_body(schemas.for_version(schema.PUT, req.version))
+    data = req.json_body(
+        schemas.for_version(schema.PUT, req.version),
+        direct_check=schemas.for_version(schema.PUT_DIRECT, req.version))
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory for consumer %(uuid)s: '
         'No such resource class %(name)s.', fields={'uuid': uuid})

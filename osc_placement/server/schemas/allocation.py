@@ -5,6 +5,7 @@ copying, so the table reads as the version history in §2.7 of the spec.
 """
 
 import copy
+import re
 
 from osc_placement.server.schemas.inventory import RC_PATTERN
 
@@ -134,3 +135,87 @@ POST = [('multi_consumer_allocations', by_consumer(_DELETABLE)),
         ('consumer_generations', by_consumer(_PUT_128)),
         ('mappings', by_consumer(_PUT_134)),
         ('consumer_types', by_consumer(_PUT_138))]
+
+
+# -- the claim's direct check -------------------------------------------
+#
+# Schedulers claim with PUT /allocations/{c} on every boot, and a
+# jsonschema run over the claim's body is a large part of that request's
+# Python. The functions below accept the common shape of that body at
+# 1.28 and later in plain Python: a subset of what the version's schema
+# accepts (tests/unit/server/test_claim_body.py holds them to it). Any
+# body they do not accept goes to jsonschema, so every 400 is unchanged.
+# Types are compared exactly: a bool is no JSON integer, and a float that
+# the schema would take as one is simply left to it.
+
+_RC_KEY = re.compile(RC_PATTERN)
+_UUID_KEY = re.compile(UUID_KEY)
+_CLAIM_128_KEYS = frozenset(
+    ['allocations', 'project_id', 'user_id', 'consumer_generation'])
+_CLAIM_138_KEYS = _CLAIM_128_KEYS | {'consumer_type'}
+_ENTRY_KEYS = frozenset(['generation', 'resources'])
+
+
+def _is_int(value):
+    return type(value) is int
+
+
+def _is_external_id(value):
+    """_EXTERNAL_ID's rules."""
+    return type(value) is str and 1 <= len(value) <= 255
+
+
+def _is_consumer_type(value):
+    """_PUT_138's consumer_type: the class pattern, searched as
+    jsonschema searches it."""
+    return _is_external_id(value) and _RC_KEY.search(value) is not None
+
+
+def _are_resources(resources):
+    """RESOURCES' rules: at least one class, each a positive integer."""
+    return (type(resources) is dict and len(resources) >= 1
+            and all(_RC_KEY.search(name) is not None
+                    and _is_int(amount) and amount >= 1
+                    for name, amount in resources.items()))
+
+
+def _is_entry(entry):
+    """One provider's entry: resources, and the ignored generation."""
+    return (type(entry) is dict and 'resources' in entry
+            and entry.keys() <= _ENTRY_KEYS
+            and _is_int(entry.get('generation', 0))
+            and _are_resources(entry['resources']))
+
+
+def _are_allocations(allocations):
+    """_DELETABLE's allocations: provider uuid keys, none needed."""
+    return type(allocations) is dict and all(
+        _UUID_KEY.search(uuid) is not None and _is_entry(entry)
+        for uuid, entry in allocations.items())
+
+
+def _has_claim_fields(body):
+    """The fields _PUT_128 requires, each by its rules."""
+    generation = body['consumer_generation']
+    return ((generation is None or _is_int(generation))
+            and _is_external_id(body['project_id'])
+            and _is_external_id(body['user_id'])
+            and _are_allocations(body['allocations']))
+
+
+def _claim_128(body):
+    """_PUT_128's and _PUT_134's body without mappings."""
+    return (type(body) is dict and body.keys() == _CLAIM_128_KEYS
+            and _has_claim_fields(body))
+
+
+def _claim_138(body):
+    """_PUT_138's body without mappings: consumer_type is required."""
+    return (type(body) is dict and body.keys() == _CLAIM_138_KEYS
+            and _is_consumer_type(body['consumer_type'])
+            and _has_claim_fields(body))
+
+
+# PUT's direct checks, read like PUT by schemas.for_version (None: none).
+PUT_DIRECT = [('base', None), ('consumer_generations', _claim_128),
+              ('consumer_types', _claim_138)]
