@@ -721,7 +721,7 @@ def http_pass(connection, engine, thread_counts, seconds, workers,
         http_loop(url, max(thread_counts), 2, cpu_of)
         return [http_loop(url, n, seconds, cpu_of) for n in thread_counts]
     finally:
-        scale.stop_process(process)
+        local_server.stop(process)
 
 
 def _own_time_by_package(stats):

@@ -199,9 +199,7 @@ def main(argv=None):
             samples = time_interleaved(argvs, args.runs, env)
             print(row(label, samples, size), flush=True)
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+        local_server.stop(server)
 
 
 if __name__ == '__main__':

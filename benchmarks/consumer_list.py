@@ -116,7 +116,7 @@ def main(argv=None):
     try:
         seeded = seeded_consumers(args, url)
         for name, words, expected in shapes(seeded):
-            _, done = operator_commands.run(
+            _, done, _ = operator_commands.run(
                 operator_commands.command(args, url, words, debug=True))
             sent = sum(1 for line in done.stderr.splitlines()
                        if line.startswith('REQ: curl'))
@@ -129,9 +129,7 @@ def main(argv=None):
                   % (name, statistics.median(times), min(times), sent,
                      len(expected), args.runs), flush=True)
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+        local_server.stop(server)
 
 
 def seeded_consumers(args, url):

@@ -107,8 +107,7 @@ def main(argv=None):
                   for _ in range(args.runs)]
         print('bare python -c pass: %s' % summary(python))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        local_server.stop(server)
         shutil.rmtree(state_dir, ignore_errors=True)
 
 

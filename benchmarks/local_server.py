@@ -49,6 +49,19 @@ def start(connection, workers=1, seconds=60, threads=None, ready_path='/',
     return popen, url
 
 
+def stop(process, seconds=60):
+    """SIGTERM to a server's master (it stops its workers), SIGKILL if it
+    is still there after ``seconds``; nothing if None."""
+    if process is None:
+        return
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def wait_until_ready(popen, url, ready_path, seconds):
     """Return once ``url + ready_path`` answers 200; kill ``popen`` and
     raise RuntimeError if it exits, refuses the request or does not

@@ -56,15 +56,6 @@ def start_server(connection, options, workers, threads, tmp):
     return popen, url
 
 
-def stop(popen):
-    popen.terminate()
-    try:
-        popen.wait(30)
-    except subprocess.TimeoutExpired:
-        popen.kill()
-        popen.wait()
-
-
 def scrape_figures(url, scrapes):
     """Median and worst seconds of ``scrapes`` scrapes, bytes and series
     of the last, after one warm-up."""
@@ -101,7 +92,7 @@ def measure(connection, args, tmp):
             result['scrape_' + name] = figures = scrape_figures(
                 url, args.scrapes)
         finally:
-            stop(popen)
+            local_server.stop(popen)
         _say('scrape, %-12s median %6.3f s  max %6.3f s  %9d bytes  '
              '%7d series' % (name, figures['median_s'], figures['max_s'],
                              figures['bytes'], figures['series']))
@@ -115,7 +106,7 @@ def measure(connection, args, tmp):
                 loops[name].append(loop_figures(url, args.threads,
                                                 args.loop_seconds))
             finally:
-                stop(popen)
+                local_server.stop(popen)
     for name, runs in loops.items():
         if not runs:
             continue

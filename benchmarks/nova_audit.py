@@ -584,7 +584,7 @@ def one_size(args, nodes):
         if stub_server is not None:
             stub_server.shutdown()
         for process in processes:
-            operator_commands.stop(process)
+            local_server.stop(process)
 
 
 def main(argv=None):

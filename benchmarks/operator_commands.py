@@ -234,12 +234,6 @@ def start_upstream(args):
     return process, url
 
 
-def stop(process):
-    if process is not None:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 def main(argv=None):
     args = parse_args(argv)
     servers = []
@@ -286,7 +280,7 @@ def main(argv=None):
                              / figures['ours'][0]), flush=True)
     finally:
         for process in servers:
-            stop(process)
+            local_server.stop(process)
 
 
 if __name__ == '__main__':

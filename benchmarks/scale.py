@@ -183,7 +183,7 @@ class Side:
         self.client = http_client.Client(url)
 
     def stop(self):
-        stop_process(self.process)
+        local_server.stop(self.process)
         self.process = None
 
     def workers(self):
@@ -240,7 +240,7 @@ class UpstreamSide:
 
     def stop(self):
         # gunicorn's master stops its workers.
-        stop_process(self.process)
+        local_server.stop(self.process)
         self.process = None
 
 
@@ -252,19 +252,6 @@ def vacuum(connection):
             conn.exec_driver_sql('VACUUM ANALYZE')
     finally:
         engine.dispose()
-
-
-def stop_process(process, seconds=60):
-    """SIGTERM to a server's master (it stops its workers), SIGKILL if it
-    is still there after ``seconds``; nothing if None."""
-    if process is None:
-        return
-    process.terminate()
-    try:
-        process.wait(seconds)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def say(text):

@@ -38,7 +38,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -666,15 +665,6 @@ def hosts_of(engine):
             'name': TOGGLED_CLASS}).scalars())
 
 
-def stop_server(popen):
-    popen.terminate()
-    try:
-        popen.wait(30)
-    except subprocess.TimeoutExpired:
-        popen.kill()
-        popen.wait()
-
-
 def soak_and_verify(args, engine):
     popen, url = local_server.start(args.database_connection,
                                     workers=args.workers,
@@ -699,7 +689,7 @@ def soak_and_verify(args, engine):
             soak.release_all()
         return series, checks, soak.recorder.errors
     finally:
-        stop_server(popen)
+        local_server.stop(popen)
 
 
 def warm_up(client):

@@ -137,7 +137,7 @@ def main(argv=None):
                 name, mine, my_cpu, theirs, their_cpu, mine / theirs))
     finally:
         for process, _ in servers:
-            scale.stop_process(process)
+            local_server.stop(process)
         databases.drop(connection)
     return 0
 

@@ -9,7 +9,6 @@ import fixtures
 import testtools
 
 from benchmarks import local_server
-from benchmarks import scale
 
 # A stand-in for another checkout's server: answers every GET with its
 # own name, on the port the real command line gives.
@@ -55,6 +54,6 @@ class TestSourceTree(testtools.TestCase):
         self.addCleanup(os.chdir, here)
         process, url = local_server.start('sqlite://', seconds=30,
                                           source_tree=tree)
-        self.addCleanup(scale.stop_process, process)
+        self.addCleanup(local_server.stop, process)
         with urllib.request.urlopen(url + '/', timeout=10) as answer:
             self.assertEqual(b'the other tree', answer.read())
