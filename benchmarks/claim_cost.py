@@ -64,11 +64,11 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server import http_api
 from osc_placement.server import http_server
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import pipeline
 from osc_placement.server.handlers import allocation as alloc_handler
 from osc_placement.server.handlers import allocation_candidate as ac_handler
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import consumer as consumer_obj
@@ -99,6 +99,7 @@ PHASES = (
     (candidate_response.RememberedAnswers, 'remember', 'remember answer'),
     (http_api, 'json_bytes', 'JSON encode'),
     (alloc_obj, 'write_or_409', 'write transaction'),
+    (alloc_obj, '_read_for_claim', 'claim: ids, locks, providers'),
     (alloc_obj, '_lock_then_read_consumers', 'ids + consumers + locks'),
     (alloc_obj, '_identity_ids', 'project/user ids'),
     (consumer_obj, 'load_with_allocations', 'consumers read'),
@@ -303,9 +304,9 @@ class Phases:
             else:
                 timed = self._wrap(original, phase)
             setattr(owner, name, timed)
-        original = candidate_fetch._read_pipelined
-        self._undo.append((candidate_fetch, '_read_pipelined', original))
-        candidate_fetch._read_pipelined = self._direct(original)
+        original = pipeline.run
+        self._undo.append((pipeline, 'run', original))
+        pipeline.run = self._direct(original)
         dialect = engine.dialect
         self._undo.append((dialect, 'do_commit', None))
         dialect.do_commit = self._wrap(self._commit(
@@ -346,20 +347,21 @@ class Phases:
         entry[1] += wall
         entry[2] += backend_cpu
 
-    def _direct(self, read_pipelined):
-        """candidate_fetch's reads through psycopg itself, which
-        SQLAlchemy's cursor events do not see."""
-        def timed(conn, statements):
+    def _direct(self, run):
+        """The statements sent through psycopg itself (db/pipeline.py),
+        which SQLAlchemy's cursor events do not see."""
+        def timed(conn, statements, commit=False):
             kind = self.claims.kind
             if kind is None or threading.get_ident() != self.thread:
-                return read_pipelined(conn, statements)
+                return run(conn, statements, commit)
             pid = _backend_pid(conn.connection.dbapi_connection)
             wall, on_cpu = time.perf_counter(), _on_cpu_ns(pid)
             try:
-                return read_pipelined(conn, statements)
+                return run(conn, statements, commit)
             finally:
                 self._add(kind, '(psycopg) ' + ' ; '.join(
-                    _statement_name(text) for text, _ in statements),
+                    [_statement_name(text) for text, _ in statements]
+                    + (['COMMIT'] if commit else [])),
                     time.perf_counter() - wall,
                     (_on_cpu_ns(pid) - on_cpu) / 1e9)
         return timed

@@ -209,13 +209,15 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
             self.refusing = True
             relay.refuse()
 
-        def on_commit(conn):
+        def on_commit():
             if not applied:
                 refuse()
                 return
             relay.hold_replies()
             threading.Timer(0.3, refuse).start()
-        sa.event.listen(self.engine, 'commit', on_commit, once=True)
+        # Watched on the wire: a scheduler's claim on PostgreSQL sends its
+        # COMMIT with its last statement, not through SQLAlchemy.
+        relay.when_sent(b'COMMIT', on_commit)
 
     def database_back(self, seconds):
         if self.refusing:
