@@ -15,7 +15,8 @@ test and its database, that a test can turn into a database gone wrong:
   client sends goes through (a statement or a COMMIT reaches the
   database and runs, its answer does not come back); ``resume()``.
 - ``when_sent(marker, action)``: ``action()`` runs once, the first time
-  bytes the client sends carry ``marker`` (a COMMIT), before they go on:
+  bytes the client sends match ``marker`` (a compiled bytes pattern: a
+  COMMIT), before they go on:
   a ``refuse()`` there keeps them from the database, a
   ``hold_replies()`` lets them run unanswered.
 """
@@ -66,7 +67,8 @@ class TcpRelay:
     def _action_for(self, data):
         """The watched action, taken, if ``data`` carries its marker."""
         with self._lock:
-            if self._watched is None or self._watched[0] not in data:
+            if (self._watched is None
+                    or self._watched[0].search(data) is None):
                 return None
             action, self._watched = self._watched[1], None
             return action

@@ -24,6 +24,7 @@ server is shared.
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -53,6 +54,10 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 64}
 INVENTORY = {'VCPU': {'total': 100000}, 'MEMORY_MB': {'total': 10 ** 8}}
 # The server's default [placement_database] unavailable_retry_after.
 RETRY_AFTER = '2'
+# A COMMIT on its way to the database, however the driver sends it; not
+# the BEGIN ISOLATION LEVEL READ COMMITTED psycopg opens transactions
+# with.
+COMMIT_SENT = re.compile(rb'COMMIT(?!TED)')
 # keystoneauth's first pause before it sends a 503'd request again
 # ([placement] status_code_retries in nova.conf), doubled each time;
 # capped here to keep the test short.
@@ -217,7 +222,7 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
             threading.Timer(0.3, refuse).start()
         # Watched on the wire: a scheduler's claim on PostgreSQL sends its
         # COMMIT with its last statement, not through SQLAlchemy.
-        relay.when_sent(b'COMMIT', on_commit)
+        relay.when_sent(COMMIT_SENT, on_commit)
 
     def database_back(self, seconds):
         if self.refusing:

@@ -71,6 +71,12 @@ def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
         '; '.join(text for text, _ in statements), None, exc,
         conn.dialect.loaded_dbapi.Error,
         connection_invalidated=conn.invalidated)
-    if commit and raw.broken:
+    if commit and _no_answer(exc):
         return db_engine.CommitOutcomeUnknown(error)
     return error
+
+
+def _no_answer(exc):
+    """Whether the driver's error came without the database's answer (a
+    connection lost): only an answered error says what happened."""
+    return getattr(exc, 'sqlstate', None) is None
