@@ -64,11 +64,11 @@ from osc_placement.server import conf as conf_mod
 from osc_placement.server import http_api
 from osc_placement.server import http_server
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import pipeline
 from osc_placement.server.handlers import allocation as alloc_handler
 from osc_placement.server.handlers import allocation_candidate as ac_handler
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import consumer as consumer_obj
@@ -99,6 +99,7 @@ PHASES = (
     (candidate_response.RememberedAnswers, 'remember', 'remember answer'),
     (http_api, 'json_bytes', 'JSON encode'),
     (alloc_obj, 'write_or_409', 'write transaction'),
+    (alloc_obj, '_read_for_claim', 'claim: ids, locks, providers'),
     (alloc_obj, '_lock_then_read_consumers', 'ids + consumers + locks'),
     (alloc_obj, '_identity_ids', 'project/user ids'),
     (consumer_obj, 'load_with_allocations', 'consumers read'),
@@ -240,7 +241,10 @@ def _on_cpu_ns(pid):
 
 
 def _backend_pids(engine):
-    """The pids of every backend connected to the engine's database."""
+    """The pids of every backend connected to the engine's database
+    (PostgreSQL; none elsewhere)."""
+    if engine.dialect.name != 'postgresql':
+        return []
     with engine.connect() as conn:
         return [row[0] for row in conn.execute(sa.text(
             'SELECT pid FROM pg_stat_activity WHERE datname = '
@@ -303,9 +307,9 @@ class Phases:
             else:
                 timed = self._wrap(original, phase)
             setattr(owner, name, timed)
-        original = candidate_fetch._read_pipelined
-        self._undo.append((candidate_fetch, '_read_pipelined', original))
-        candidate_fetch._read_pipelined = self._direct(original)
+        original = pipeline.run
+        self._undo.append((pipeline, 'run', original))
+        pipeline.run = self._direct(original)
         dialect = engine.dialect
         self._undo.append((dialect, 'do_commit', None))
         dialect.do_commit = self._wrap(self._commit(
@@ -346,20 +350,21 @@ class Phases:
         entry[1] += wall
         entry[2] += backend_cpu
 
-    def _direct(self, read_pipelined):
-        """candidate_fetch's reads through psycopg itself, which
-        SQLAlchemy's cursor events do not see."""
-        def timed(conn, statements):
+    def _direct(self, run):
+        """The statements sent through psycopg itself (db/pipeline.py),
+        which SQLAlchemy's cursor events do not see."""
+        def timed(conn, statements, commit=False):
             kind = self.claims.kind
             if kind is None or threading.get_ident() != self.thread:
-                return read_pipelined(conn, statements)
+                return run(conn, statements, commit)
             pid = _backend_pid(conn.connection.dbapi_connection)
             wall, on_cpu = time.perf_counter(), _on_cpu_ns(pid)
             try:
-                return read_pipelined(conn, statements)
+                return run(conn, statements, commit)
             finally:
                 self._add(kind, '(psycopg) ' + ' ; '.join(
-                    _statement_name(text) for text, _ in statements),
+                    [_statement_name(text) for text, _ in statements]
+                    + (['COMMIT'] if commit else [])),
                     time.perf_counter() - wall,
                     (_on_cpu_ns(pid) - on_cpu) / 1e9)
         return timed
@@ -525,8 +530,7 @@ def _database_of(application):
 
 def plain_pass(client, engine, count):
     claims = Claims(client)
-    postgres = engine.dialect.name == 'postgresql'
-    pids = _backend_pids(engine) if postgres else []
+    pids = _backend_pids(engine)
     db_before = _backend_cpu_seconds(pids)
     wall, cpu = time.perf_counter(), time.process_time()
     claims.run(count)
@@ -709,9 +713,10 @@ def http_loop(url, threads, seconds, cpu_of):
 
 
 def http_pass(connection, engine, thread_counts, seconds, workers,
-              threads):
+              threads, source_tree=None):
     process, url = local_server.start(connection, workers=workers,
-                                      threads=threads, seconds=120)
+                                      threads=threads, seconds=120,
+                                      source_tree=source_tree)
     try:
         def cpu_of():
             server = [process.pid] + scale.children(process.pid)
@@ -787,12 +792,13 @@ def report(figures):
             _say('    %5.2f x %7.3f %7.3f  %s' % (
                 row['per_request'], row['wall_ms'], row['backend_cpu_ms'],
                 row['statement']))
-    for run in figures.get('http', ()):
-        _say('over HTTP, %d client threads: %.1f claims/s %s; CPU per '
-             'claim: server processes %.2f ms + PostgreSQL %.2f ms' % (
-                 run['client_threads'], run['claims_per_second'],
-                 run['outcomes'], run['server_cpu_ms_per_claim'],
-                 run['postgresql_cpu_ms_per_claim']))
+    for side, label in (('http_baseline', 'baseline'), ('http', 'this tree')):
+        for run in figures.get(side, ()):
+            _say('%s over HTTP, %d client threads: %.1f claims/s %s; CPU '
+                 'per claim: server processes %.2f ms + PostgreSQL %.2f ms'
+                 % (label, run['client_threads'], run['claims_per_second'],
+                    run['outcomes'], run['server_cpu_ms_per_claim'],
+                    run['postgresql_cpu_ms_per_claim']))
     profile = figures.get('profile')
     if profile:
         _say()
@@ -828,6 +834,12 @@ def parse_args(argv):
                         help='Client thread counts of the HTTP loops '
                              '(none by default: no server is started).')
     parser.add_argument('--http-seconds', type=float, default=5.0)
+    parser.add_argument('--http-rounds', type=int, default=1,
+                        help='HTTP passes per side, the sides alternating.')
+    parser.add_argument('--baseline-tree',
+                        help='A checkout whose server is measured over HTTP '
+                        'too, on the same database (e.g. a git worktree '
+                        'of the commit before a change).')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--threads', type=int, default=4)
     parser.add_argument('--json', help='Write every figure to this file.')
@@ -869,10 +881,26 @@ def measure(args):
         if not args.no_profile:
             figures['profile'] = profile_pass(client, args.claims, args.top)
         if args.http_threads:
-            figures['http'] = http_pass(
-                args.database_connection, engine, args.http_threads,
-                args.http_seconds, args.workers, args.threads)
+            figures.update(http_sides(args, engine))
     return figures
+
+
+def http_sides(args, engine):
+    """The HTTP pass of this tree ('http') and, with --baseline-tree, of
+    that checkout's server ('http_baseline') on the same database, in
+    --http-rounds rounds whose order alternates."""
+    sides = {'http': None}
+    if args.baseline_tree:
+        sides['http_baseline'] = args.baseline_tree
+    runs = {side: [] for side in sides}
+    for number in range(args.http_rounds):
+        order = list(sides) if number % 2 == 0 else list(reversed(sides))
+        for side in order:
+            runs[side] += http_pass(
+                args.database_connection, engine, args.http_threads,
+                args.http_seconds, args.workers, args.threads,
+                source_tree=sides[side])
+    return runs
 
 
 if __name__ == '__main__':

@@ -14,6 +14,11 @@ test and its database, that a test can turn into a database gone wrong:
 - ``hold_replies()``: what the server sends is held while what the
   client sends goes through (a statement or a COMMIT reaches the
   database and runs, its answer does not come back); ``resume()``.
+- ``when_sent(marker, action)``: ``action()`` runs once, the first time
+  bytes the client sends match ``marker`` (a compiled bytes pattern: a
+  COMMIT), before they go on:
+  a ``refuse()`` there keeps them from the database, a
+  ``hold_replies()`` lets them run unanswered.
 """
 
 import socket
@@ -38,6 +43,7 @@ class TcpRelay:
         self._dropped = False
         self._lock = threading.Lock()
         self._sockets = []
+        self._watched = None
         self._start_accepting()
 
     def _start_accepting(self):
@@ -53,6 +59,19 @@ class TcpRelay:
     def resume(self):
         self._flowing.set()
         self._replies_flowing.set()
+
+    def when_sent(self, marker, action):
+        with self._lock:
+            self._watched = (marker, action)
+
+    def _action_for(self, data):
+        """The watched action, taken, if ``data`` carries its marker."""
+        with self._lock:
+            if (self._watched is None
+                    or self._watched[0].search(data) is None):
+                return None
+            action, self._watched = self._watched[1], None
+            return action
 
     def refuse(self):
         """Refuse connections and reset the open ones until
@@ -114,21 +133,24 @@ class TcpRelay:
                     _close_now(upstream)
                     return
                 self._sockets += [client, upstream]
-            for source, sink, gates in (
-                    (client, upstream, (self._flowing,)),
+            for source, sink, gates, watched in (
+                    (client, upstream, (self._flowing,), True),
                     (upstream, client,
-                     (self._flowing, self._replies_flowing))):
+                     (self._flowing, self._replies_flowing), False)):
                 threading.Thread(target=self._pump,
-                                 args=(source, sink, gates),
+                                 args=(source, sink, gates, watched),
                                  name='relay-pump', daemon=True).start()
 
-    def _pump(self, source, sink, gates):
+    def _pump(self, source, sink, gates, watched):
         try:
             while self._may_flow(gates):
                 data = source.recv(_CHUNK)
                 if not data:
                     sink.shutdown(socket.SHUT_WR)
                     return
+                action = self._action_for(data) if watched else None
+                if action is not None:
+                    action()
                 # Read while flowing, held here once stalled.
                 if not self._may_flow(gates):
                     return

@@ -13,6 +13,7 @@ import webob
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import pipeline
 from osc_placement.server.db import tables
 from osc_placement.server.objects import allocation as alloc_obj
 from tests.server import fixtures as api_fixtures
@@ -62,11 +63,11 @@ class TestLostRace(AllocationTestCase):
     re-applied in a fresh transaction, up to the configured count."""
 
     def _stale_reads(self, stale_attempts):
-        real = alloc_obj._load_providers
+        real = alloc_obj._providers_from
         attempts = []
 
-        def load(conn, uuids):
-            providers = real(conn, uuids)
+        def load(rows):
+            providers = real(rows)
             attempts.append(1)
             if len(attempts) <= stale_attempts:
                 # As if another writer bumped them right after this read.
@@ -74,7 +75,7 @@ class TestLostRace(AllocationTestCase):
                     provider['generation'] -= 1
             return providers
         self.useFixture(fixtures.MonkeyPatch(
-            'osc_placement.server.objects.allocation._load_providers', load))
+            'osc_placement.server.objects.allocation._providers_from', load))
         return attempts
 
     def test_retried_until_it_wins(self):
@@ -165,31 +166,55 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(len(small), len(large), large)
         self.assertLessEqual(len(large), 10, large)
 
-    def test_claim_holds_the_provider_locks_for_two_statements(self):
-        """A new consumer's claim (a scheduler's) reads the consumer
-        before queueing for the locks on PostgreSQL (the providers' usage
-        rows, then the providers, in one statement), then reads the
-        providers and writes everything in one statement: the writers
-        queued behind it wait for two round trips and the commit, not
-        seven."""
+    def test_claim_is_two_round_trips_on_postgresql(self):
+        """A new consumer's claim (a scheduler's) on PostgreSQL: BEGIN,
+        the ids and the consumer's absence, the providers' locks (their
+        usage rows, then the providers) and the providers' read in one
+        round trip; the write and the COMMIT in the other. The writers
+        queued behind it wait for one round trip and the commit."""
         rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
                for n in range(3)]
         self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])
+        trips = self._round_trips_through_the_driver()
         (status, _), statements = self._statements_of(
             lambda: self.claim({rp: {'VCPU': 2} for rp in rps}))
         self.assertEqual(204, status)
-        locking = [n for n, s in enumerate(statements) if 'FOR UPDATE' in s]
-        combined = [s for s in statements if 'WITH bumped' in s]
         if self.db.engine.dialect.name == 'postgresql':
-            self.assertEqual(2, len(statements) - locking[0] - 1,
-                             statements)
-            self.assertEqual(1, len(combined))
+            self.assertEqual([], statements)
+            self.assertEqual([(3, False), (1, True)],
+                             [(len(texts), commit) for texts, commit in trips])
+            self.assertIn('FOR UPDATE', trips[0][0][1])
+            self.assertIn('WITH bumped', trips[1][0][0])
         else:
-            self.assertEqual([], combined)
+            self.assertEqual([], trips)
+            self.assertEqual([], [s for s in statements if 'WITH bumped' in s])
         _, usages = self.call('GET', '/resource_providers/%s/usages'
                               % rps[0])
         self.assertEqual({'VCPU': 3}, usages['usages'])
         self.assertEqual(3, usages['resource_provider_generation'])
+
+    def _round_trips_through_the_driver(self):
+        """A list that fills with ([statement texts], commit) for each
+        round trip db/pipeline.py makes."""
+        real, trips = pipeline.run, []
+
+        def run(conn, statements, commit=False):
+            trips.append(([text for text, _ in statements], commit))
+            return real(conn, statements, commit)
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.pipeline.run', run))
+        return trips
+
+    def test_claim_of_an_existing_consumer_takes_the_general_path(self):
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        consumer = str(uuidlib.uuid4())
+        self.assertEqual(204, self.claim({rp: {'VCPU': 1}}, consumer)[0])
+        status, body = self.claim({rp: {'VCPU': 2}}, consumer)
+        self.assertEqual(409, status)
+        self.assertIn('consumer generation conflict - expected 1 but got '
+                      'None', body['errors'][0]['detail'])
+        _, usages = self.call('GET', '/resource_providers/%s/usages' % rp)
+        self.assertEqual({'VCPU': 1}, usages['usages'])
 
 
 class TestConsumerRead(AllocationTestCase):

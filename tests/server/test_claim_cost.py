@@ -82,3 +82,25 @@ class TestRun(testtools.TestCase):
         self.assertEqual(5, len(figures['profile']['cumulative']))
         # No psycopg: no trace of the wire.
         self.assertNotIn('wire', figures)
+
+    def test_the_http_pass_measures_a_baseline_tree_beside_this_one(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        connection = 'sqlite:///' + os.path.join(tmp, 'cloud.sqlite')
+        tree = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(claim_cost.__file__))))
+        output = os.path.join(tmp, 'figures.json')
+        with fixtures.MonkeyPatch('sys.stdout', io.StringIO()):
+            self.assertEqual(0, sql_cloud.main([
+                '--database-connection', connection, '--nodes', '20',
+                '--state', os.path.join(tmp, 'cloud.json')]))
+            self.assertEqual(0, claim_cost.main([
+                '--database-connection', connection, '--claims', '2',
+                '--warm', '1', '--no-profile', '--http-threads', '1',
+                '--http-seconds', '0.5', '--workers', '1',
+                '--baseline-tree', tree, '--json', output]))
+        with open(output) as f:
+            figures = json.load(f)
+        for side in ('http', 'http_baseline'):
+            [run] = figures[side]
+            self.assertEqual(1, run['client_threads'])
+            self.assertGreater(run['outcomes'].get('claimed', 0), 0, run)

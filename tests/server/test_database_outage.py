@@ -24,6 +24,7 @@ server is shared.
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -53,6 +54,10 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 64}
 INVENTORY = {'VCPU': {'total': 100000}, 'MEMORY_MB': {'total': 10 ** 8}}
 # The server's default [placement_database] unavailable_retry_after.
 RETRY_AFTER = '2'
+# A COMMIT on its way to the database, however the driver sends it; not
+# the BEGIN ISOLATION LEVEL READ COMMITTED psycopg opens transactions
+# with.
+COMMIT_SENT = re.compile(rb'COMMIT(?!TED)')
 # keystoneauth's first pause before it sends a 503'd request again
 # ([placement] status_code_retries in nova.conf), doubled each time;
 # capped here to keep the test short.
@@ -209,13 +214,15 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
             self.refusing = True
             relay.refuse()
 
-        def on_commit(conn):
+        def on_commit():
             if not applied:
                 refuse()
                 return
             relay.hold_replies()
             threading.Timer(0.3, refuse).start()
-        sa.event.listen(self.engine, 'commit', on_commit, once=True)
+        # Watched on the wire: a scheduler's claim on PostgreSQL sends its
+        # COMMIT with its last statement, not through SQLAlchemy.
+        relay.when_sent(COMMIT_SENT, on_commit)
 
     def database_back(self, seconds):
         if self.refusing:

@@ -98,7 +98,7 @@ def set_allocations(req):
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory for consumer %(uuid)s: '
         'No such resource class %(name)s.', fields={'uuid': uuid})
-    alloc_obj.write_or_409(req.db, alloc_obj.replace,
+    alloc_obj.write_or_409(req.db, alloc_obj.replace_alone,
                            [consumer_write(req, uuid, data)], messages)
     return http_api.Response(204)
 
@@ -112,7 +112,7 @@ def manage_allocations(req):
     messages = alloc_obj.Messages(
         unknown_class='Unable to allocate inventory No such resource '
         'class %(name)s.')
-    alloc_obj.write_or_409(req.db, alloc_obj.replace, writes, messages)
+    alloc_obj.write_or_409(req.db, alloc_obj.replace_alone, writes, messages)
     return http_api.Response(204)
 
 

@@ -29,6 +29,7 @@ from sqlalchemy.dialects import postgresql
 from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
+from osc_placement.server.db import pipeline
 from osc_placement.server.db import tables
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import inventory
@@ -222,30 +223,53 @@ def _lock_providers_statement(dialect):
             .order_by(_RP.c.id).with_for_update())
 
 
-@functools.lru_cache(maxsize=None)
-def _lock_usage_then_providers_statement(dialect):
+def _lock_usage_then_providers(dialect, only_if=None):
     """Both locks in one round trip (PostgreSQL): the usage rows'
     locking subquery is an uncorrelated condition, which PostgreSQL
-    evaluates once before it scans (and locks) a provider row."""
-    usage_locked = _lock_usage_statement(dialect).subquery()
-    taken = sa.select(sa.func.count()).select_from(usage_locked)
-    return _lock_providers_statement(dialect).where(
-        taken.scalar_subquery() >= 0)
+    evaluates once before it scans (and locks) a provider row. With
+    ``only_if``, an uncorrelated condition too, nothing is locked unless
+    it holds."""
+    usage, providers = (_lock_usage_statement(dialect),
+                        _lock_providers_statement(dialect))
+    if only_if is not None:
+        usage, providers = usage.where(only_if), providers.where(only_if)
+    taken = sa.select(sa.func.count()).select_from(usage.subquery())
+    return providers.where(taken.scalar_subquery() >= 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _lock_usage_then_providers_statement(dialect):
+    return _lock_usage_then_providers(dialect)
+
+
+# The columns of _load_providers_statement from the inventory's class
+# on, as each inventory record names them.
+_INVENTORY_FIELDS = ('resource_class_id', 'total', 'reserved', 'min_unit',
+                     'max_unit', 'step_size', 'allocation_ratio', 'used')
 
 
 def _load_providers(conn, uuids):
     """{uuid: {'id', 'uuid', 'generation', 'inventory': {class id: inv}}}
     where each inv carries the six fields plus 'used' (all consumers,
     from usage_totals, which triggers keep with the allocations)."""
-    rows = conn.execute(_load_providers_statement(conn.dialect.name),
-                        {'uuids': sorted(uuids)}).mappings().all()
+    return _providers_from(conn.execute(
+        _load_providers_statement(conn.dialect.name),
+        {'uuids': sorted(uuids)}))
+
+
+def _providers_from(rows):
+    """_load_providers' answer from its statement's rows."""
     providers = {}
     for row in rows:
-        provider = providers.setdefault(row['uuid'], {
-            'id': row['id'], 'uuid': row['uuid'],
-            'generation': row['generation'], 'inventory': {}})
-        if row['resource_class_id'] is not None:
-            provider['inventory'][row['resource_class_id']] = dict(row)
+        provider_id, uuid, generation, class_id = row[:4]
+        provider = providers.get(uuid)
+        if provider is None:
+            provider = providers[uuid] = {
+                'id': provider_id, 'uuid': uuid, 'generation': generation,
+                'inventory': {}}
+        if class_id is not None:
+            provider['inventory'][class_id] = dict(
+                zip(_INVENTORY_FIELDS, row[3:]))
     return providers
 
 
@@ -368,12 +392,16 @@ def _bump_providers(conn, providers):
         raise db_engine.Retry()
 
 
+def _wanted_ids(writes):
+    """The project, user and type names the writes refer to, by kind."""
+    return {'project': {w.project_id for w in writes},
+            'user': {w.user_id for w in writes},
+            'type': {w.consumer_type for w in writes
+                     if w.consumer_type is not None}}
+
+
 def _identity_ids(conn, writes):
-    return consumer_obj.ensure_ids(conn, {
-        'project': {w.project_id for w in writes},
-        'user': {w.user_id for w in writes},
-        'type': {w.consumer_type for w in writes
-                 if w.consumer_type is not None}})
+    return consumer_obj.ensure_ids(conn, _wanted_ids(writes))
 
 
 def _save_consumers(conn, writes, existing, allocated, ids):
@@ -454,14 +482,26 @@ def _lock_then_read_consumers(conn, writes, named):
     return _read_consumers(conn, writes)
 
 
-def replace(conn, writes, messages=None):
+def replace_alone(conn, writes, messages=None):
+    """``replace`` as the whole of its transaction (PUT and POST
+    /allocations): a scheduler's claim may then commit with its last
+    statement (see _read_for_claim)."""
+    replace(conn, writes, messages, alone=True)
+
+
+def replace(conn, writes, messages=None, alone=False):
     """Give each consumer in ``writes`` exactly its new allocations.
 
     Raises the API's 400/409 errors, or ``Retry`` when another writer
     changed an involved provider or consumer since it was read."""
     messages = messages or Messages()
     named = _named_providers(writes)
-    ids, existing, current = _lock_then_read_consumers(conn, writes, named)
+    claim = _read_for_claim(conn, writes, named) if alone else None
+    if claim is None:
+        ids, existing, current = _lock_then_read_consumers(conn, writes,
+                                                           named)
+    else:
+        (ids, providers), existing, current = claim, {}, []
     for write in writes:
         consumer_obj.check_generation(write.uuid, existing.get(write.uuid),
                                       write.generation)
@@ -469,7 +509,8 @@ def replace(conn, writes, messages=None):
     emptied = {w.uuid for w in writes if not w.allocations}
     touched = {r['provider_uuid'] for r in current
                if r['uuid'] in emptied}
-    providers = _load_providers(conn, set(named) | touched)
+    if claim is None:
+        providers = _load_providers(conn, set(named) | touched)
     _check_providers_exist(named, providers)
     class_ids = _class_ids(conn, writes, messages)
     sums, order = _requested(writes, providers, class_ids)
@@ -481,12 +522,64 @@ def replace(conn, writes, messages=None):
                     mine)
     bumped = [providers[u] for u in set(named) | touched]
     if _all_new_with_allocations(conn, writes, existing):
-        _write_new_consumers(conn, writes, ids, class_ids, bumped, providers)
+        _write_new_consumers(conn, writes, ids, class_ids, bumped, providers,
+                             commit=claim is not None)
         return
     _bump_providers(conn, bumped)
     _save_consumers(conn, writes, existing,
                     {row['uuid'] for row in current}, ids)
     _replace_rows(conn, writes, class_ids, providers, existing)
+
+
+def _read_for_claim(conn, writes, named):
+    """A scheduler's claim (new consumers, each with allocations) on
+    PostgreSQL through psycopg, in two round trips where the general path
+    takes seven: what it reads after BEGIN in one with BEGIN, and its
+    writes with the COMMIT. (ids, providers) as
+    _read_consumers and _load_providers give them, the providers' locks
+    taken as _queue_for_providers takes them; None for any other write,
+    or when a named consumer exists after all: nothing is locked then,
+    and the general path runs in this transaction.
+
+    The statements run one after the other in the pipeline, so the
+    providers are read after their locks are granted, as in the general
+    path. A consumer created after the probe fails the unique key of
+    the write, and the request re-runs."""
+    if not (pipeline.available(conn) and writes
+            and all(w.allocations for w in writes)):
+        return None
+    wanted = _wanted_ids(writes)
+    probe, lock, load = _claim_read_statements(conn.dialect)
+    probe_params = consumer_obj.probe_parameters(
+        wanted, [w.uuid for w in writes])
+    uuids = sorted(named)
+    probe_rows, _, provider_rows = pipeline.run(conn, [
+        (probe[0], dict(probe[1], **probe_params)),
+        (lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
+                       consumers=probe_params['uuids'])),
+        (load[0], dict(load[1], uuids=uuids))])
+    ids, existing = consumer_obj.from_probe(conn, wanted, probe_rows)
+    if existing:
+        return None
+    return ids, _providers_from(provider_rows)
+
+
+_CLAIM_TEXTS = {}
+
+
+def _claim_read_statements(dialect):
+    """The (text, parameters) of _read_for_claim's three statements."""
+    texts = _CLAIM_TEXTS.get(dialect.name)
+    if texts is None:
+        no_consumer = ~sa.exists().where(
+            lists.one_of_param(dialect.name, _C.c.uuid, 'consumers'))
+        texts = _CLAIM_TEXTS[dialect.name] = tuple(
+            pipeline.compiled(statement, dialect) for statement in (
+                consumer_obj.probe_statement(dialect.name),
+                _lock_usage_then_providers(dialect.name,
+                                           only_if=no_consumer),
+                _load_providers_statement(dialect.name)))
+    return texts
 
 
 def _all_new_with_allocations(conn, writes, existing):
@@ -505,9 +598,10 @@ def _typed_arrays(**types):
 # new consumers and their allocations (the usage totals follow by
 # trigger). Made one by one they were three round trips, each made while
 # holding the providers' locks (so each delayed every writer queued
-# behind), and this runs
-# whenever a scheduler claims a host. The swap's count comes back, to be
-# checked before commit as _bump_providers checks its own.
+# behind), and this runs whenever a scheduler claims a host. The rows are
+# inserted only if every provider's swap matched, and the swap's count
+# comes back to be checked as _bump_providers checks its own: the COMMIT
+# may already be on its way in the same round trip (_read_for_claim).
 _ADD_NEW_CONSUMERS = sa.text("""
 WITH bumped AS (
     UPDATE resource_providers AS rp
@@ -521,6 +615,7 @@ WITH bumped AS (
     SELECT uuid, project_id, user_id, type_id, 1, :now
     FROM unnest(:consumer_uuids, :project_ids, :user_ids, :type_ids)
         AS added (uuid, project_id, user_id, type_id)
+    WHERE (SELECT count(*) FROM bumped) = :swaps
 ), added_allocations AS (
     INSERT INTO allocations (consumer_id, resource_provider_id,
                              resource_class_id, used, created_at)
@@ -528,10 +623,12 @@ WITH bumped AS (
     FROM unnest(:allocation_consumers, :allocation_providers,
                 :allocation_classes, :allocation_used)
         AS added (consumer_id, provider_id, class_id, used)
+    WHERE (SELECT count(*) FROM bumped) = :swaps
 )
 SELECT count(*) FROM bumped
 """).bindparams(
     sa.bindparam('now', type_=sa.DateTime),
+    sa.bindparam('swaps', type_=sa.Integer),
     *_typed_arrays(provider_ids=sa.Integer, generations=sa.Integer,
                    consumer_uuids=sa.String, project_ids=sa.Integer,
                    user_ids=sa.Integer, type_ids=sa.Integer,
@@ -542,9 +639,17 @@ SELECT count(*) FROM bumped
 )
 
 
-def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):
+def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers,
+                         commit=False):
     """_bump_providers, _save_consumers and _replace_rows for writes of
-    new consumers only, in one statement (PostgreSQL)."""
+    new consumers only, in one statement (PostgreSQL); with ``commit``
+    (through psycopg), the COMMIT in the same round trip.
+
+    A swap that matched fewer providers than it named inserted nothing;
+    the request then re-runs, as for _bump_providers. Committed already,
+    it leaves those providers' generations one higher, which tells their
+    readers only that something changed: the locks _read_for_claim took
+    keep that from happening at all."""
     ordered = sorted(bumped, key=lambda p: p['id'])
     rows = [(w.uuid, providers[uuid]['id'], class_ids[name], amount)
             for w in writes for uuid, resources in w.allocations.items()
@@ -562,6 +667,23 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers):
     }
     for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
         params['allocation_' + name] = [row[i] for row in rows]
-    swapped = conn.execute(_ADD_NEW_CONSUMERS, params).scalar()
+    params['swaps'] = len(ordered)
+    if commit:
+        text, defaults = _add_new_consumers_text(conn.dialect)
+        [[(swapped,)]] = pipeline.run(conn, [(text, dict(defaults, **params))],
+                                      commit=True)
+    else:
+        swapped = conn.execute(_ADD_NEW_CONSUMERS, params).scalar()
     if swapped != len(ordered):
         raise db_engine.Retry()
+
+
+_ADD_NEW_CONSUMERS_TEXTS = {}
+
+
+def _add_new_consumers_text(dialect):
+    text = _ADD_NEW_CONSUMERS_TEXTS.get(dialect.name)
+    if text is None:
+        text = _ADD_NEW_CONSUMERS_TEXTS[dialect.name] = pipeline.compiled(
+            _ADD_NEW_CONSUMERS, dialect)
+    return text

@@ -40,6 +40,7 @@ import weakref
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from osc_placement.server.db import pipeline
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
 from osc_placement.server.objects import candidate_response
@@ -645,50 +646,13 @@ def _every_tree_statements(dialect):
     return texts
 
 
-def _read_pipelined(conn, statements):
-    """The rows of each statement, (text, parameters or None), read
-    through psycopg in one round trip: prepared statements (several in a
-    pipeline) whose results come in binary.
-
-    Each part of the read of every tree is its own result with its own
-    columns, which the driver converts faster than the padded rows of one
-    UNION. Binary results spare it parsing the digits of some 30,000
-    numbers, and prepared statements spare the server planning them each
-    time. Measured for 1,000 compute nodes, interleaved: 5.0 ms against
-    6.3 for the same four statements sent as one script of text results.
-
-    A psycopg error is raised as SQLAlchemy's, so callers see the same
-    exceptions as from any other statement, and a connection the error
-    broke is dropped from the pool."""
-    raw = conn.connection.driver_connection
-    try:
-        if len(statements) == 1:
-            # One statement needs no pipeline, whose set-up and sync cost
-            # a quarter of a usage read's 0.27 ms.
-            [(text, params)] = statements
-            cursor = raw.cursor(binary=True)
-            cursor.execute(text, params, prepare=True)
-            return [cursor.fetchall()]
-        with raw.pipeline():
-            cursors = [raw.cursor(binary=True) for _ in statements]
-            for cursor, (text, params) in zip(cursors, statements):
-                cursor.execute(text, params, prepare=True)
-        return [cursor.fetchall() for cursor in cursors]
-    except conn.dialect.loaded_dbapi.Error as exc:
-        if raw.broken:
-            conn.invalidate(exc)
-        raise sa.exc.DBAPIError.instance(
-            '; '.join(text for text, _ in statements), None, exc,
-            conn.dialect.loaded_dbapi.Error) from exc
-
-
 def _read_every_tree_pipelined(conn):
     """The structure stamp and the horizon read before the four parts
     over every provider, and {tag: rows} of those parts, in one round
     trip."""
     statements = [_kept_statements(conn.dialect)[0]] + [
         (text, None) for text in _every_tree_statements(conn.dialect)]
-    stamp_rows, *parts = _read_pipelined(conn, statements)
+    stamp_rows, *parts = pipeline.run(conn, statements)
     stamp, horizon = stamp_rows[0] if stamp_rows else (None, None)
     return stamp, horizon, dict(zip(_SLOTS, parts))
 
@@ -944,7 +908,7 @@ def _went_back(since, horizon):
 
 
 def _read_every_tree(conn, dialect, keep=True):
-    if conn.dialect.driver == 'psycopg':
+    if pipeline.available(conn):
         stamp, horizon, parts = _read_every_tree_pipelined(conn)
     else:
         # Read first: a structure changed after it is re-read next time,
@@ -1060,9 +1024,8 @@ def _kept_statements(dialect):
     statements = _KEPT_STATEMENTS.get(dialect.name)
     if statements is None:
         statements = _KEPT_STATEMENTS[dialect.name] = tuple(
-            (str(compiled), compiled.params) for compiled in (
-                _STAMP_AND_HORIZON.compile(dialect=dialect),
-                _STAMP_AND_USAGE_CHANGES.compile(dialect=dialect)))
+            pipeline.compiled(statement, dialect) for statement in (
+                _STAMP_AND_HORIZON, _STAMP_AND_USAGE_CHANGES))
     return statements
 
 
@@ -1074,9 +1037,9 @@ def _read_usage(conn, since):
         stamp = structure.read_stamp(conn)
         return stamp, None, _driver_rows(conn.execute(_USAGE_READ))
     params = {'since': -1 if since is None else since}
-    if conn.dialect.driver == 'psycopg':
+    if pipeline.available(conn):
         text, compiled_params = _kept_statements(conn.dialect)[1]
-        [[(stamp, horizon, keys, used)]] = _read_pipelined(
+        [[(stamp, horizon, keys, used)]] = pipeline.run(
             conn, [(text, dict(compiled_params, **params))])
     else:
         stamp, horizon, keys, used = conn.execute(

@@ -55,30 +55,40 @@ _KINDS = {'project': (_P, _P.c.external_id), 'user': (_U, _U.c.external_id),
 _ID_SELECTS = {}
 
 
+def _id_select(dialect, kind):
+    """SELECT kind, name, id of the names of one kind of _KINDS, given at
+    execution as the parameter named after the kind."""
+    table, column = _KINDS[kind]
+    return (sa.select(sa.literal(kind).label('kind'), column.label('name'),
+                      table.c.id)
+            .where(lists.one_of_param(dialect, column, kind)))
+
+
 def _ids_statement(dialect, kinds):
-    """SELECT kind, name, id for the names of ``kinds`` (a tuple of keys
-    of _KINDS), each list given at execution as the parameter named after
-    its kind. Built once per tuple: building it cost a claim more than
-    running it."""
+    """The names of ``kinds`` (a tuple of keys of _KINDS) with their ids.
+    Built once per tuple: building it cost a claim more than running
+    it."""
     statement = _ID_SELECTS.get((dialect, kinds))
     if statement is None:
-        statement = _ID_SELECTS[dialect, kinds] = sa.union_all(*(
-            sa.select(sa.literal(kind).label('kind'), column.label('name'),
-                      table.c.id)
-            .where(lists.one_of_param(dialect, column, kind))
-            for kind, (table, column) in ((k, _KINDS[k]) for k in kinds)))
+        statement = _ID_SELECTS[dialect, kinds] = sa.union_all(
+            *(_id_select(dialect, kind) for kind in kinds))
     return statement
 
 
 def _select_ids(conn, wanted):
     """{kind: {name: id}} for the names that exist, in one statement."""
-    found = {kind: {} for kind in wanted}
     kinds = tuple(kind for kind in _KINDS if wanted.get(kind))
+    rows = ()
     if kinds:
         rows = conn.execute(_ids_statement(conn.dialect.name, kinds),
                             {kind: sorted(wanted[kind]) for kind in kinds})
-        for kind, name, row_id in rows:
-            found[kind][name] = row_id
+    return _ids_found(wanted, rows)
+
+
+def _ids_found(wanted, rows):
+    found = {kind: {} for kind in wanted}
+    for kind, name, row_id in rows:
+        found[kind][name] = row_id
     return found
 
 
@@ -88,7 +98,12 @@ def ensure_ids(conn, wanted):
 
     On MySQL a row committed by another request after this transaction's
     snapshot is invisible here; re-running the request then finds it."""
-    found = _select_ids(conn, wanted)
+    return _with_missing_added(conn, wanted, _select_ids(conn, wanted))
+
+
+def _with_missing_added(conn, wanted, found):
+    """``found`` completed with the ids of the names of ``wanted`` it
+    lacks, their rows created."""
     missing = {kind: set(names) - set(found[kind])
                for kind, names in wanted.items()}
     if not any(missing.values()):
@@ -105,6 +120,39 @@ def ensure_ids(conn, wanted):
         if missing[kind] - set(ids):
             raise db_engine.Retry()
     return found
+
+
+# The kind of probe_statement's rows that are named consumers.
+EXISTING = 'consumer'
+
+
+@functools.lru_cache(maxsize=None)
+def probe_statement(dialect):
+    """What ensure_ids reads, for every kind, and the named consumers
+    that exist (rows of kind EXISTING: uuid and id), in one statement.
+    Parameters: a list per kind, named after it, and ``uuids``."""
+    existing = (sa.select(sa.literal(EXISTING).label('kind'), _C.c.uuid,
+                          _C.c.id)
+                .where(lists.one_of_param(dialect, _C.c.uuid, 'uuids')))
+    return sa.union_all(*(_id_select(dialect, kind) for kind in _KINDS),
+                        existing)
+
+
+def probe_parameters(wanted, uuids):
+    """probe_statement's parameters for ``wanted`` ({kind: set of
+    names}) and the consumers ``uuids``."""
+    params = {kind: sorted(wanted.get(kind, ())) for kind in _KINDS}
+    params['uuids'] = sorted(set(uuids))
+    return params
+
+
+def from_probe(conn, wanted, rows):
+    """(ids as ensure_ids returns them, the uuids of the named consumers
+    that exist) from probe_statement's rows; missing names are created
+    as ensure_ids creates them."""
+    existing = {row[1] for row in rows if row[0] == EXISTING}
+    found = _ids_found(wanted, (row for row in rows if row[0] != EXISTING))
+    return _with_missing_added(conn, wanted, found), existing
 
 
 # Built once per database kind, like _ids_statement's: every allocation

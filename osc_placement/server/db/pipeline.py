@@ -1,0 +1,82 @@
+"""Statements sent through psycopg itself, several in one round trip.
+
+SQLAlchemy's execution of a statement costs several times the Python of
+the driver's, and each statement it sends is a round trip of its own. The
+hottest statements of the API (the candidate engine's reads, a
+scheduler's claim) are therefore compiled once to the driver's text and
+sent here: prepared, with binary results, in one psycopg pipeline. The
+connection stays SQLAlchemy's, inside its transaction; errors come out as
+SQLAlchemy's, so the callers' handling (re-runs, 503s) is the same as for
+any other statement.
+
+PostgreSQL through psycopg only (``available``); callers keep the
+SQLAlchemy path for the other databases and drivers.
+"""
+
+import sqlalchemy as sa
+
+from osc_placement.server.db import engine as db_engine
+
+
+def available(conn):
+    """Whether ``conn`` can send statements here."""
+    return conn.dialect.driver == 'psycopg'
+
+
+def compiled(statement, dialect):
+    """(text, default parameters) of a SQLAlchemy statement for
+    ``dialect``: what ``run`` takes, with the caller's parameters merged
+    over the defaults."""
+    result = statement.compile(dialect=dialect)
+    return str(result), dict(result.params)
+
+
+def run(conn, statements, commit=False):
+    """The rows of each statement, (text, parameters or None), sent in
+    one round trip; with ``commit``, the transaction's COMMIT too.
+
+    A statement that fails stops the rest (and the COMMIT): the error is
+    raised as SQLAlchemy's, and a connection it broke is dropped from the
+    pool. An error the database answered means nothing was committed;
+    a connection lost while a COMMIT was on its way leaves that unknown:
+    CommitOutcomeUnknown, as db.write() raises for its own COMMIT."""
+    raw = conn.connection.driver_connection
+    try:
+        if len(statements) == 1 and not commit:
+            # One statement needs no pipeline, whose set-up and sync cost
+            # a noticeable part of a short read.
+            [(text, params)] = statements
+            cursor = raw.cursor(binary=True)
+            cursor.execute(text, params, prepare=True)
+            return [cursor.fetchall()]
+        with raw.pipeline():
+            cursors = [raw.cursor(binary=True) for _ in statements]
+            for cursor, (text, params) in zip(cursors, statements):
+                cursor.execute(text, params, prepare=True)
+            if commit:
+                raw.commit()
+        return [cursor.fetchall() for cursor in cursors]
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _as_sqlalchemy_error(conn, raw, statements, exc,
+                                   commit) from exc
+
+
+def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
+    # As the engine's own error handling does for statements it sends: a
+    # connection that broke, or whose database cannot serve now (see
+    # db_engine.not_serving), is not used again.
+    if raw.broken or db_engine.not_serving(exc):
+        conn.invalidate(exc)
+    error = sa.exc.DBAPIError.instance(
+        '; '.join(text for text, _ in statements), None, exc,
+        conn.dialect.loaded_dbapi.Error,
+        connection_invalidated=conn.invalidated)
+    if commit and _no_answer(exc):
+        return db_engine.CommitOutcomeUnknown(error)
+    return error
+
+
+def _no_answer(exc):
+    """Whether the driver's error came without the database's answer (a
+    connection lost): only an answered error says what happened."""
+    return getattr(exc, 'sqlstate', None) is None
