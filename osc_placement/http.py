@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP layer: microversion negotiation and error translation.
 
 Every request goes through ``SessionClient.request``. It adds the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fail when a commit made since this check was added has a bad subject.
 
 A subject may be at most 72 characters, must not be empty and must not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Record every option upstream Placement registers, with its default.
 
 Run with the Python of the venv tools/upstream-venv.sh builds:

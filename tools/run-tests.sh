@@ -157,6 +157,8 @@ run_lint() {
     count_check flake8 $paths
     echo "=== lint (commit subjects)"
     count_check python tools/check_commit_subjects.py
+    echo "=== lint (license headers)"
+    count_check python tools/check_license_headers.py
 }
 
 count_check() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The WSGI application factory and its middleware, in upstream's order.
 
 request id -> /healthcheck -> [metrics: /metrics, timing] ->

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP vocabulary the app and the handlers share: the Request and
 Response types, the checks on a request's text, body, media types and
 query (JSON schemas), and the cache headers of an answer.

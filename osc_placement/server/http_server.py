@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The embedded HTTP servers: worker processes with threads, each serving
 ``make_app(conf)``.
 

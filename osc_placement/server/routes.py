@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The route table: path template -> {method: [checks..., handler]}.
 
 Adding a route is one line here. Methods are listed in upstream's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Functional tests: the real ``openstack`` shell against our server.
 
 By default each test gets the embedded server in-process, reached through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Keystone as a process, for the tests that serve Placement behind
 it: Keystone's WSGI application under gunicorn from the virtualenv of its
 own that ``tools/keystone-venv.sh`` builds (Keystone is never imported

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The metric reference (doc/source/server/monitoring.rst) and the live
 server's GET /metrics name the same families, with the same types and
 labels: a metric added, renamed or dropped in the code alone fails here.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gabbi fixtures: one database per test process, cleaned per YAML file.
 
 The database is SQLite (a temporary file) unless OSC_PLACEMENT_TEST_DB_URL

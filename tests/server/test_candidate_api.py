@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """objects/candidate_api.py: the one way in to the candidate engine, which
 the handler and these tests both call, on the test database.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """osc_placement.server.conf: the server's options on a ConfigOpts shared
 with other oslo users."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """placement.conf as upstream reads it (server/conf.py): every option
 upstream 16.0.0 registers, with its default; upstream's semantics when a
 file is given; libraries' options registered as the libraries register

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The engine and its pool, and the read and write transactions
 (server/db/engine.py)."""
 

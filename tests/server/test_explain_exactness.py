@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``allocation candidate explain`` agrees with the server it explains.
 
 Random small clouds (the candidate oracle's strategies) are written to the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """osc_placement.server.fixture: the PlacementFixture other projects'
 functional tests use, exercised as they use it (real requests through
 wsgi-intercept, real databases)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``/healthcheck`` (server/health.py): oslo.middleware's healthcheck with
 the database backend, in process for what it answers and to whom, and
 with a real server process for how soon it answers when the database is

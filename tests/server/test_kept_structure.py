@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The structure a worker keeps between reads of every tree
 (objects/candidate_fetch.py) and the stamp that tells it when to read
 it again (db/structure.py); which writes change the stamp is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement-manage`` and ``placement-status`` (server/manage.py,
 server/status.py) as processes, on SQLite or a fresh database on the
 server OSC_PLACEMENT_TEST_DB_URL names: upstream 16.0.0's sub-commands,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /metrics (server/metrics.py) on the test database, in process.
 
 The capacity series against what the API says of every provider of a

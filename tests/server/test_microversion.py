@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The microversion table and the header parsing (server/microversion.py)."""
 
 import testtools

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The server asks microversions one way: by the name of a row of
 ``microversion.RULES`` (``version.supports('same_subtree')``, a route's
 ``Since('traits')``, a schema table's rule names). No code outside

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The policy rules, their defaults and the policy file (server/policy.py)."""
 
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``GET /resource_providers?resources=`` keeps a plan that scales.
 
 Once psycopg prepares a statement, PostgreSQL may plan it generically,

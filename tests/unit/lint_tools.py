@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The lint checks under tools/, which is not a package, as modules."""
 
 import importlib.util

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run the real ``openstack`` shell in-process and capture what it prints."""
 
 import io

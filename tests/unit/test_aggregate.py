@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 from tests.unit import commands
 from tests.unit.commands import AGG, UUID1, UUID2, url
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pure shaping of ``tree show`` and ``consumer list`` output."""
 
 import testtools

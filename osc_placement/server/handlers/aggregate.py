@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/aggregates (1.1)."""
 
 from osc_placement.server import http_api

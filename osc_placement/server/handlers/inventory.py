@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from osc_placement.server import errors

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """POST /reshaper (1.30)."""
 
 from osc_placement.server import schemas

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_classes and /resource_classes/{name} (1.2)."""
 
 from osc_placement.server import errors

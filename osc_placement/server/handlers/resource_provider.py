@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers and /resource_providers/{uuid}."""
 
 import uuid as uuidlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET / : the version document."""
 
 from osc_placement.server import microversion

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/traits, /traits/{name} and /resource_providers/{uuid}/traits (1.6)."""
 
 import re

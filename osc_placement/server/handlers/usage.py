@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/usages and /usages (1.9)."""
 
 from osc_placement.server import http_api

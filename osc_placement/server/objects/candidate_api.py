@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The one way in to the candidate engine: a parsed ``GET
 /allocation_candidates`` request, a connection and the search options
 in, the response body out.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Provider generations: compare-and-swap in SQL.
 
 A generation is not part of what the candidate search keeps, so a bump

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Inventories of a provider, per resource class.
 
 Every write bumps the provider generation with a compare-and-swap in the

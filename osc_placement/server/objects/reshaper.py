@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """POST /reshaper: move inventory and allocations within a tree at once.
 
 All in the caller's one transaction, in upstream's three steps so the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Resource classes: name <-> id, standard and custom.
 
 Standard classes have fixed ids (their index in os-resource-classes) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Resource providers: create, read, update (incl. re-parenting), delete,
 (the filtered list is objects/provider_list.py). Every write but a
 generation bump changes the providers' structure (db/structure.py)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Traits and provider traits.
 
 Standard trait ids are cached per process once seen: standard traits are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parser tests: every parameter at its version boundary, every 400 text."""
 
 import hypothesis
