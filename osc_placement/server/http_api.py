@@ -11,8 +11,8 @@ import json
 
 import jsonschema
 import orjson
-import webob
 from oslo_utils import uuidutils
+import webob
 
 from osc_placement.server import errors
 from osc_placement.server import schemas

@@ -30,8 +30,8 @@ import urllib.parse
 import uuid
 
 import fixtures
-from osc_lib import clientmanager
 from openstackclient import shell as osc_shell
+from osc_lib import clientmanager
 import requests
 import testtools
 from wsgi_intercept import interceptor

@@ -22,8 +22,8 @@ import time
 import urllib.error
 import urllib.request
 
-from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 
 from benchmarks import local_server
 

@@ -15,8 +15,8 @@ import uuid
 
 import testtools
 
-from tests.monitoring import placement_run
 from osc_placement.server.db import engine as db_engine
+from tests.monitoring import placement_run
 from tests.monitoring import reference
 from tests.monitoring import shipped
 

@@ -17,8 +17,8 @@ import shutil
 import tempfile
 import uuid
 
-import sqlalchemy as sa
 from gabbi import fixture
+import sqlalchemy as sa
 
 from benchmarks import databases
 from osc_placement.server import app as app_mod

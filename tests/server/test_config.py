@@ -11,9 +11,9 @@ import sys
 import time
 
 import fixtures
-import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
+import sqlalchemy as sa
 import testtools
 import webob
 

@@ -17,8 +17,8 @@ import orjson
 import webob
 
 from osc_placement import explain
-from osc_placement import version as microversion
 from osc_placement.resources import candidate_explain
+from osc_placement import version as microversion
 from tests.server import candidate_cloud as http_tests
 from tests.unit.server import test_candidate_properties as props
 

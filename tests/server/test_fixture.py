@@ -23,8 +23,8 @@ import sqlalchemy as sa
 import testtools
 
 from osc_placement.server import conf as placement_conf
-from osc_placement.server import fixture as placement_fixture
 from osc_placement.server.db import tables
+from osc_placement.server import fixture as placement_fixture
 from tests.server import fixtures as server_fixtures
 
 LATEST = {'x-auth-token': 'admin', 'openstack-api-version': 'placement latest'}

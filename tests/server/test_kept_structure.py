@@ -30,8 +30,8 @@ from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
-from tests.server import fixtures
 from tests.server import candidate_cloud as http
+from tests.server import fixtures
 
 SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 AGG = str(uuidlib.uuid4())

@@ -15,8 +15,8 @@ import sqlalchemy as sa
 import testtools
 
 from osc_placement.server.db import tables
-from tests.server import test_process
 from tests.server.test_migration import HEAD_REVISION
+from tests.server import test_process
 
 BIN = os.path.dirname(sys.executable)
 NIL = '00000000-0000-0000-0000-000000000000'

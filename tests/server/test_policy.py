@@ -4,8 +4,8 @@
 import os
 
 import fixtures
-import testtools
 from oslo_policy import policy as oslo_policy
+import testtools
 
 from osc_placement.server import conf as conf_mod
 from osc_placement.server import errors

@@ -11,8 +11,8 @@ whichever database the suite runs.
 
 import testtools
 
-from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import provider_list
+from osc_placement.server.objects import resource_class
 from tests.server import fixtures
 
 

@@ -5,8 +5,8 @@ import io
 import sys
 
 import fixtures
-from osc_lib import clientmanager
 from openstackclient import shell as osc_shell
+from osc_lib import clientmanager
 
 from tests.unit import fakes
 

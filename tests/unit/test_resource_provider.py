@@ -5,7 +5,9 @@ import sys
 import testtools
 
 from tests.unit import commands
-from tests.unit.commands import UUID1, UUID2, url
+from tests.unit.commands import url
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
 
 
 RP_URL = url('/resource_providers')

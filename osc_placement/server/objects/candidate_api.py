@@ -20,8 +20,8 @@ import math
 
 import orjson
 
-from osc_placement.server import http_api
 from osc_placement.server.db import tables
+from osc_placement.server import http_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search

@@ -12,9 +12,9 @@ rolls the whole transaction back: nothing changes.
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class

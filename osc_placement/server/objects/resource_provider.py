@@ -5,9 +5,9 @@ generation bump changes the providers' structure (db/structure.py)."""
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import generation
 
 _RP = tables.resource_providers
