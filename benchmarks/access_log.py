@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the INFO access line costs a request: ``GET /`` through the whole
 application in process, with oslo.log writing the line to a file, with
 the line silenced through ``default_log_levels``, and without logging set

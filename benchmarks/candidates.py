@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation-candidate and scheduler-loop benchmark, over HTTP only.
 
 Populates a realistic cloud (see benchmarks/cloud.py) in the Placement

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where a scheduler's claim spends its time, inside the server.
 
 A claim as Nova makes it at microversion 1.36: ``GET

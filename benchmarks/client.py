@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A small Placement HTTP client for benchmarks: requests, threads, timing.
 
 Only HTTP: benchmarks must be able to point at any Placement service.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """``resource provider list`` on a big cloud: our client against upstream's.
 
 Writes benchmarks/cloud.py's cloud into an empty database with

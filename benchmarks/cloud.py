@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Populate a realistic cloud in any Placement service, over HTTP only.
 
 The layout matches the reference figures in the project's benchmark docs:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Two Placement services side by side, over HTTP only: every query shape
 of ``benchmarks.candidates`` and its scheduler loop, alternating between
 the services, with the ratio of each pair of medians.

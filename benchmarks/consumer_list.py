@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Time ``consumer list`` over a whole cloud: the consumers interrupted
 migrations left behind, and the doubled ones.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Scratch databases on a PostgreSQL or MariaDB/MySQL server, for the
 benchmarks and the tests: created under a unique name, dropped by name.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-test cost of a PlacementFixture: ours against upstream's.
 
 Each side runs in its own process, from its own Python (upstream's

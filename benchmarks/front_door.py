@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Whole-process start-up: ``placement`` against ``openstack``.
 
 Starts the embedded server (SQLite in a temporary directory) on a loopback

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Time ``resource provider inventory set --aggregate`` on a big aggregate.
 
 It speaks only HTTP to Placement: it creates N providers (default 1000)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The embedded server as a process on a free loopback port, for the
 benchmarks that time client commands against it."""
 

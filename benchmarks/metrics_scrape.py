@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /metrics at scale, and what the metrics cost the scheduler loop.
 
 For each cloud size: a fresh database on --server-url, filled by the bulk

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Time the Nova audits on a big cloud: consumer audit and stale list.
 
 For each ``--nodes`` size it loads benchmarks/cloud.py's cloud into

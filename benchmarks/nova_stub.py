@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for Nova's compute API, for benchmarks.nova_audit only.
 
 It answers what ``osc_placement.compute`` reads and nothing else: the

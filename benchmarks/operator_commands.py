@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Time the operator commands on a big cloud: capacity list and explain.
 
 It writes benchmarks/cloud.py's cloud (compute hosts, every tenth with two

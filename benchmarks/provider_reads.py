@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-provider reads on two clouds side by side, over HTTP only.
 
 A read of one provider (its allocations, usages, inventories) or of one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The read half of the scheduler loop: ``GET /allocation_candidates``
 with limit=10 from several threads, in requests per second.
 

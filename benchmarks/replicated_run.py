@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Set up several API hosts on one replicated database, run
 benchmarks/replicated_writes.py against them, tear everything down.
 

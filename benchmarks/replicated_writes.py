@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation writers spread over several API hosts on one replicated
 database, then a check of every row they left.
 

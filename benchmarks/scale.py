@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One command per cloud size: issue 18's table for a cloud of N compute
 nodes against the 1,000-node reference, from one run.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Soak: the scheduler loop, moves, deletes and inventory updates for an
 hour (or --minutes), with throughput, latency and memory every minute and
 a verification of the database at the end.

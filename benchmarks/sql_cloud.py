@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bulk SQL loader: benchmarks/cloud.py's cloud written straight into an
 empty database, for benchmark set-up only.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Time taking over an upstream Placement 16.0.0 database of N nodes.
 
 The database is built as upstream would leave it: benchmarks/cloud.py's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """This source tree's server against another tree's (an earlier commit),
 one request at a time after a pause: the latency of a request that finds
 the worker idle and its caches cold, as a scheduler's requests and the

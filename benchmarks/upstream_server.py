@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upstream Placement 16.0.0 as a process, from the virtualenv of its own
 that ``tools/upstream-venv.sh`` builds (upstream is never imported here,
 nor a dependency of our package): the yardstick of benchmarks.scale's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Judging Placement's consumers and providers against what Nova knows.
 
 Pure functions over what was read: Placement's answers (a consumer's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the placement commands read of Nova's public API.
 
 The audit commands judge Placement's consumers and providers against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Why a tree is, or is not, an allocation candidate.
 
 The rules of ``GET /allocation_candidates`` applied to the providers around

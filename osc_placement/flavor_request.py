@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The request Nova's scheduler sends to Placement for a flavor.
 
 Operators think in flavors; Placement answers requests of resource classes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP layer: microversion negotiation and error translation.
 
 Every request goes through ``SessionClient.request``. It adds the
@@ -432,8 +433,8 @@ def _plain_transport(requests_session, endpoint):
     """True when requests would send to ``endpoint`` itself: no proxy of
     the session, no adapter mounted in place of requests' own (a retrying
     one, a test's fake transport)."""
-    import requests
     from keystoneauth1 import session as ks_session
+    import requests
     if requests_session is None or requests_session.proxies:
         return False
     adapter = requests_session.get_adapter(endpoint)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OpenStackClient plugin hooks for the Placement service.
 
 Kept free of heavy imports: the ``openstack`` shell imports every plugin

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement``: the placement commands without the ``openstack`` shell.
 
 ``openstack`` spends most of a short command's time importing

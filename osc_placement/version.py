@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Placement microversions as the client knows them.
 
 ``FEATURES`` is the client's one microversion table: the features every

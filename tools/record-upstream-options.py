@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """Record every option upstream Placement registers, with its default.
 
 Run with the Python of the venv tools/upstream-venv.sh builds:
     bash tools/upstream-venv.sh
     .venv-upstream/bin/python tools/record-upstream-options.py \
         > tests/server/data/upstream-16.0.0-options.json
-tests/server/test_config.py checks ours against the file.
+tests/server/test_conf.py checks ours against the file.
 """
 
 import json

@@ -148,11 +148,21 @@ run_on_databases() {
     done
 }
 
+# flake8, then the checks flake8 cannot make (tools/check_*.py); each
+# counts as one test.
 run_lint() {
     echo "=== lint (flake8)"
     local paths
     paths=$(ls -d osc_placement tests benchmarks tools 2>/dev/null)
-    if flake8 $paths; then
+    count_check flake8 $paths
+    echo "=== lint (commit subjects)"
+    count_check python tools/check_commit_subjects.py
+    echo "=== lint (license headers)"
+    count_check python tools/check_license_headers.py
+}
+
+count_check() {
+    if "$@"; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for provider aggregates (``resource provider aggregate ...``)."""
 
 from cliff import lister

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for a consumer's allocations
 (``openstack resource provider allocation ...``)."""
 

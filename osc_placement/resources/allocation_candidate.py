@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack allocation candidate list``.
 
 The command is split into the steps upstream keeps in one method: parsing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Placement judged against Nova: leaked allocations, stale providers,
 consumer types.
 

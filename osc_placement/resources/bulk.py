@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writing to every resource provider of an aggregate.
 
 Shared by ``resource provider inventory set --aggregate`` and

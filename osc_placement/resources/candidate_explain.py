@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack allocation candidate explain``.
 
 Takes the request options of ``allocation candidate list`` and says why

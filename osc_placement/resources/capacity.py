@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider capacity list``: the room left in a cloud.
 
 Everything comes from the public API: one ``GET /resource_providers`` with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider consumer list``: who holds a provider, an
 aggregate or the whole cloud.
 

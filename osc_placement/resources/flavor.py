@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``--flavor`` and ``--show-request`` of explain and ``capacity --fit``.
 
 The flavor comes from Nova's API (``osc_placement.compute``); its request

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Command help as plain text on a terminal, reStructuredText in the docs.
 
 A command's docstring and its options' help are written in

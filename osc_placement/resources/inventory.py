@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for inventories (``openstack resource provider inventory ...``).
 
 ``inventory set --aggregate`` writes to every provider of an aggregate with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider tree show``: a provider's whole tree.
 
 One row per provider of the tree, depth first, children by name, with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the public API tells about many providers, and its arithmetic.
 
 Placement has no request that returns the inventories, usages, traits or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for resource classes (``openstack resource class ...``)."""
 
 from cliff import command

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for resource providers (``openstack resource provider ...``)."""
 
 import logging

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for traits (``openstack trait ...``) and provider traits
 (``openstack resource provider trait ...``).
 

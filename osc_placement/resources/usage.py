@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands for usages (``resource provider usage show``, ``resource usage
 show``)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import sys
 
 from osc_placement.server import launcher

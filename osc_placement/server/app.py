@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The WSGI application factory and its middleware, in upstream's order.
 
 request id -> /healthcheck -> [metrics: /metrics, timing] ->
@@ -18,6 +19,9 @@ from oslo_middleware import cors as cors_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id as request_id_mod
 
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import migration
+from osc_placement.server.db import sync
 from osc_placement.server import errors
 from osc_placement.server import health
 from osc_placement.server import http_api
@@ -26,9 +30,6 @@ from osc_placement.server import microversion
 from osc_placement.server import policy
 from osc_placement.server import profiling
 from osc_placement.server import routes
-from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import migration
-from osc_placement.server.db import sync
 
 LOG = logging.getLogger(__name__)
 _JSON_HEADERS = ('Content-Type', 'application/json')

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ``placement-server`` command: serve (default), db sync, db version.
 
 Also run as ``python -m osc_placement.server``. A ``placement.conf``

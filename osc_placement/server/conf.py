@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Configuration: upstream Placement 16.0.0's ``placement.conf``.
 
 ``register_opts`` puts on a ConfigOpts every option upstream registers,

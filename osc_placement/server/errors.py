@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Typed errors raised anywhere in the server and rendered by the app.
 
 Handlers and objects raise these; the application turns them into the

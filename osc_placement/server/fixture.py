@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Placement for other projects' functional tests.
 
 ``PlacementFixture`` has the constructor, attributes and hook of

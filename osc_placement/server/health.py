@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``/healthcheck``: oslo.middleware's healthcheck, with a backend that
 asks the worker's database.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP vocabulary the app and the handlers share: the Request and
 Response types, the checks on a request's text, body, media types and
 query (JSON schemas), and the cache headers of an answer.
@@ -10,8 +11,8 @@ import json
 
 import jsonschema
 import orjson
-import webob
 from oslo_utils import uuidutils
+import webob
 
 from osc_placement.server import errors
 from osc_placement.server import schemas

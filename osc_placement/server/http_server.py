@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The embedded HTTP servers: worker processes with threads, each serving
 ``make_app(conf)``.
 
@@ -186,8 +187,8 @@ def _note_stop_signals(master):
 
 def _granian(conf):
     """The granian master, not started yet."""
-    from granian import Granian
     from granian.constants import Interfaces
+    from granian import Granian
     server = conf.server
     return Granian(
         # Named for the process title only: the loader passed to serve()

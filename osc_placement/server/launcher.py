@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement-server`` in any install, the server's extra or not.
 
 pip installs every console script of a distribution whatever extras were

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement-manage``: upstream Placement's management command.
 
 ``db sync``, ``db version``, ``db stamp <version>`` and ``db

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /metrics: the server's Prometheus metrics (prometheus_client).
 
 Two kinds of series, kept apart:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Microversions: the rule table, header parsing and comparisons.
 
 Every version-dependent rule of the server -- a route, a query parameter,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Policy: upstream's rule names, defaults and scopes, via oslo.policy.
 
 Legacy defaults are registered as deprecated rules, so with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OSProfiler, as upstream Placement uses it, when it is installed.
 
 Upstream registers osprofiler's ``[profiler]`` options when the library

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The route table: path template -> {method: [checks..., handler]}.
 
 Adding a route is one line here. Methods are listed in upstream's
@@ -15,18 +16,18 @@ failing two checks gets):
 """
 
 from osc_placement.server import errors
-from osc_placement.server import http_api
-from osc_placement.server import microversion
 from osc_placement.server.handlers import aggregate
 from osc_placement.server.handlers import allocation
 from osc_placement.server.handlers import allocation_candidate
 from osc_placement.server.handlers import inventory
-from osc_placement.server.handlers import resource_class
 from osc_placement.server.handlers import reshaper
+from osc_placement.server.handlers import resource_class
 from osc_placement.server.handlers import resource_provider
 from osc_placement.server.handlers import root
 from osc_placement.server.handlers import trait
 from osc_placement.server.handlers import usage
+from osc_placement.server import http_api
+from osc_placement.server import microversion
 
 
 class Since:

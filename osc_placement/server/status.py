@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement-status upgrade check``: upstream Placement's checks, run
 by oslo.upgradecheck (its output table and exit codes: 0 success, 1
 warning, 2 failure, 255 error)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """WSGI entry point for uWSGI, mod_wsgi, gunicorn...: ``application``.
 
 Configured as upstream's ``placement.wsgi.api``: ``placement.conf`` in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A small cloud written through the Placement API with a row in every
 table upstream 16.0.0 has, what the API says about it, and what the
 database holds.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Answers whose exact text is the point, from upstream 16.0.0 and ours
 on one database: the order of the classes in allocation candidates, the
 403 of a refused policy, the 400 that prints the schema a body broke.

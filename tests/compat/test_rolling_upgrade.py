@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A rolling upgrade: upstream Placement 16.0.0 and ours serving one
 database at the same time, with writers on both sides.
 

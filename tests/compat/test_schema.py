@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The schema our ``db sync`` creates is upstream Placement 16.0.0's
 schema plus our additions, and ``db hand-back`` leaves upstream's alone.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Moving a cloud from upstream Placement 16.0.0 onto ours and back.
 
 Upstream builds the schema with its own ``placement-manage db sync`` and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upstream Placement 16.0.0 and our server as real processes on one
 database, for the compatibility tests.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Functional tests: the real ``openstack`` shell against our server.
 
 By default each test gets the embedded server in-process, reached through
@@ -29,8 +30,8 @@ import urllib.parse
 import uuid
 
 import fixtures
-from osc_lib import clientmanager
 from openstackclient import shell as osc_shell
+from osc_lib import clientmanager
 import requests
 import testtools
 from wsgi_intercept import interceptor

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``resource provider allocation set/unset/show/delete`` against our server.
 
 The same tests run at every microversion that changes these commands:

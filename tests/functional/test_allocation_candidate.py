@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``allocation candidate list`` against our server, version by version.
 
 The same tests run at 1.10 (the command appears; allocations as a list),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The plugin's wiring against the real server: negotiation, errors."""
 
 from tests.functional import base

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bulk edits that cannot hurt: ``trait set/delete --aggregate`` and
 ``inventory set --aggregate`` on an aggregate as clouds have them.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack allocation candidate explain`` on the classic layouts.
 
 Every verdict is checked against ``allocation candidate list`` for the

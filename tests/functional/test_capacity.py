@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``resource provider capacity list`` through the real shell.
 
 Every test puts its providers in an aggregate of its own and lists with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Property: ``capacity list --fit`` says N for a tree, the server agrees.
 
 Random small clouds from the candidate property tests' strategy (trees,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider inventory set/class set/list/show/delete``,
 including the bulk ``inventory set --aggregate`` flows."""
 

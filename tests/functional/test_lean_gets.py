@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Plain GETs skip the keystoneauth1 session (osc_placement.http.LeanGets)
 and still show what the session would: the same answers, the wire log
 under --debug, the same error texts."""

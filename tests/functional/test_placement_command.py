@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The standalone ``placement`` command against the ``openstack`` shell.
 
 Both shells run the same command classes; these tests run each command

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A provider named by its name or its UUID, in every command that takes
 one; request ids at the end of errors; the hints of ``delete``'s 409s; the
 note of ``resource usage show`` when nothing is used."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider tree show`` through the real shell."""
 
 import uuid

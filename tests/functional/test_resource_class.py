@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource class list`` (and create/set/show/delete, where the
 installed plugin has them)."""
 

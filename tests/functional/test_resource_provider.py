@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider create/list/show/set/delete``."""
 
 import uuid

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed scenarios, every step through the ``openstack`` shell.
 
 A host is registered the way an operator (or a script) would: a root

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``trait ...`` and ``resource provider trait ...`` against our server.
 
 Traits arrived in 1.6 and no later microversion changes these commands, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``resource provider trait set/delete`` with ``--aggregate``, ``--amend``,
 ``--trait`` (delete) and ``--dry-run``, through the real shell.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider usage show`` and ``resource usage show``."""
 
 import uuid

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A NUMA host with a GPU, the tree the tree and consumer tests share."""
 
 import uuid

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Keystone as a process, for the tests that serve Placement behind
 it: Keystone's WSGI application under gunicorn from the virtualenv of its
 own that ``tools/keystone-venv.sh`` builds (Keystone is never imported
@@ -21,8 +22,8 @@ import time
 import urllib.error
 import urllib.request
 
-from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 
 from benchmarks import local_server
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upstream Placement 16.0.0 and our server behind a real Keystone, on one
 database: the sides of tests/compat with ``[api] auth_strategy =
 keystone`` and a ``[keystone_authtoken]`` section naming the Keystone of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Our server and upstream Placement 16.0.0 behind one real Keystone
 (fernet tokens from keystoneauth1's password plugin), on one database:
 each role's answer from ours must be upstream's, a system-scoped admin is

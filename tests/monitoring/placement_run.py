@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Our Placement server as a process, for the tests that scrape it:
 ``python -m osc_placement.server`` (granian, several workers) on a free
 port of 127.0.0.1, with noauth2 and ``[metrics]`` options of the test's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus for tests: started on a free port of 127.0.0.1,
 with a data directory of its own, scraping the given targets every
 second; stopped and removed at cleanup.

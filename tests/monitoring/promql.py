@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The metric names and labels a PromQL expression refers to.
 
 Not a parser: promtool checks that expressions parse. This finds the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The metric reference of doc/source/server/monitoring.rst, read as data.
 
 The page is the one place the metric names are written down: the alert

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The monitoring files the package ships, and how to read them."""
 
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The shipped Grafana dashboard: it loads, queries the data source its
 variable names, and every query parses (promtool, as recording rules)
 and uses only the metrics and labels of the reference page."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34's end-to-end check: our server with two granian workers on
 a small cloud, scraped every second by a real Prometheus. The cloud's
 free VCPU by PromQL equals the Placement API's, follows claims at the

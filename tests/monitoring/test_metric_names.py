@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The alert rules and their test series use only the metrics of the
 reference page (doc/source/server/monitoring.rst), with their labels.
 

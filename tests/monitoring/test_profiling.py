@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OSProfiler (server/profiling.py) in a real server process: a request
 signed with the HMAC key is traced into Redis, read back through
 osprofiler's own driver; a server without osprofiler says so at start and

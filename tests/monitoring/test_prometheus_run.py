@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Prometheus test helper against real Prometheus: it scrapes its
 own /metrics and a target of ours, answers PromQL, and loads the shipped
 rules."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The metric reference (doc/source/server/monitoring.rst) and the live
 server's GET /metrics name the same families, with the same types and
 labels: a metric added, renamed or dropped in the code alone fails here.
@@ -14,8 +15,8 @@ import uuid
 
 import testtools
 
-from tests.monitoring import placement_run
 from osc_placement.server.db import engine as db_engine
+from tests.monitoring import placement_run
 from tests.monitoring import reference
 from tests.monitoring import shipped
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The shipped alert rules, checked by promtool and by their unit tests.
 
 promtool parses the rule file and runs its unit tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A keystoneauth1 auth plugin for Nova's functional test world.
 
 Nova's ``OSAPIFixture`` stubs Keystone: its request context comes from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The base test case of the Nova world suite.
 
 Nova's own ``ProviderUsageBaseTestCase`` runs Nova's API, conductor,

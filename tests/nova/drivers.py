@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fake hypervisors for the Nova world, on Nova's fake virt driver.
 
 Nova's functional tests choose a compute's hypervisor by the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builders of the problems the audit commands look for, each made the
 way it happens in a Nova deployment, through Nova's API and services.
 

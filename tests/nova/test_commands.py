@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Our Nova audits in the Nova world: each finds exactly the problems the
 scenarios made, fixes them so that Nova's own audit then finds nothing,
 never touches live servers, migrations under way or other services'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Nova world: each scenario leaves in Placement what it leaves in a
 real deployment, Nova's own audit judges it as it does there, and our
 commands reach the same Nova and Placement through the test catalog."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Our console scripts beside upstream Placement 16.0.0, in a virtualenv of
 their own.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The candidate tests' cloud on the test database.
 
 Small random clouds (tests/unit/server/test_candidate_properties.py's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gabbi fixtures: one database per test process, cleaned per YAML file.
 
 The database is SQLite (a temporary file) unless OSC_PLACEMENT_TEST_DB_URL
@@ -16,8 +17,8 @@ import shutil
 import tempfile
 import uuid
 
-import sqlalchemy as sa
 from gabbi import fixture
+import sqlalchemy as sa
 
 from benchmarks import databases
 from osc_placement.server import app as app_mod

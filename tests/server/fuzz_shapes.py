@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Requests shaped by the server's own schemas, then broken in one place.
 
 The fuzzer (test_bad_input_fuzz.py) reads each route's JSON schemas

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write gabbits/policy-*.yaml: every policy-bearing route, for each
 role and scope, under legacy and secure-RBAC defaults.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A database's schema as plain data, for comparing two databases.
 
 ``describe(engine)`` reflects every table: its columns (type as the

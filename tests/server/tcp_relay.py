@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A TCP relay, in threads of the test process, between a server under
 test and its database, that a test can turn into a database gone wrong:
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Concurrent allocation writers never over-allocate or half-write.
 
 Many claimers race for a few nearly full providers, in threads against the

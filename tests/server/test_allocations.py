@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation writes (the lost-race retry loop, the statement budget, the
 over-capacity warning) and the reads of a consumer's or a provider's rows
 with their generation, on the test database."""

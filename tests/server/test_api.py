@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP API, in-process, from the gabbi YAML files in gabbits/.
 
 Each YAML file becomes one unittest test that runs its requests in order

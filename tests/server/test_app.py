@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The application built by make_app (server/app.py): start-up on a
 database file, request framing, and the authentication strategies."""
 

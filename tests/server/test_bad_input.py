@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bad input is a clear 4xx, never a 500, on every database.
 
 Each test is the smallest request of one class of 500 found by a fuzzed

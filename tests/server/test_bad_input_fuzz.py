@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Malformed requests over every route and method: never a 5xx.
 
 Hypothesis draws requests from osc_placement/server/routes.py's table and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``benchmarks.compare`` against a real HTTP server on the test database:
 every shape and the scheduler loop measured on both sides, in turns."""
 

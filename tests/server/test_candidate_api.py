@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """objects/candidate_api.py: the one way in to the candidate engine, which
 the handler and these tests both call, on the test database.
 
@@ -8,9 +9,9 @@ what an answer was built from is held until it is sent."""
 
 import ast
 import collections
-import logging
 import inspect
 import itertools
+import logging
 import time
 
 import fixtures as fixtures_lib
@@ -23,12 +24,12 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
-from osc_placement.server import errors
-from osc_placement.server import http_api
-from osc_placement.server import microversion
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.handlers import allocation_candidate as handler
+from osc_placement.server import http_api
+from osc_placement.server import microversion
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs

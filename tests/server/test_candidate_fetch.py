@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """objects/candidate_fetch.py: the SQL slice a request reads, whole or
 window by window, holds what the search needs (oracle per anchor), skips
 the trees without room and lists a provider's classes in id order."""

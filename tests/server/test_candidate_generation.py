@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """How many candidates the [placement] generation options let through,
 which computes they land on, and that the same query gets the same bytes.
 

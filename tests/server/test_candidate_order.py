@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The order of classes and groups in GET /allocation_candidates, through
 the WSGI app: each provider's resources in the order the query names the
 classes, group after group, and the mappings in the order it names the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks/claim_cost.py: its count of round trips from libpq's
 trace, and one run of the command on a small SQLite cloud."""
 

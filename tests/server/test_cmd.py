@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ``python -m osc_placement.server`` command line (server/cmd.py)."""
 
 import os

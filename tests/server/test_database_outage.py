@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A database that goes away under the server: requests that meet it are
 answered 503 with ``Retry-After`` (never 500), the server serves again
 as soon as the database does, and a claim sent again the way Nova sends

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The engine and its pool, and the read and write transactions
 (server/db/engine.py)."""
 
@@ -5,9 +6,9 @@ import fixtures
 import sqlalchemy as sa
 import testtools
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import allocation
 from tests.server import fixtures as api_fixtures
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``allocation candidate explain`` agrees with the server it explains.
 
 Random small clouds (the candidate oracle's strategies) are written to the
@@ -16,8 +17,8 @@ import orjson
 import webob
 
 from osc_placement import explain
-from osc_placement import version as microversion
 from osc_placement.resources import candidate_explain
+from osc_placement import version as microversion
 from tests.server import candidate_cloud as http_tests
 from tests.unit.server import test_candidate_properties as props
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """osc_placement.server.fixture: the PlacementFixture other projects'
 functional tests use, exercised as they use it (real requests through
 wsgi-intercept, real databases)."""
@@ -22,8 +23,8 @@ import sqlalchemy as sa
 import testtools
 
 from osc_placement.server import conf as placement_conf
-from osc_placement.server import fixture as placement_fixture
 from osc_placement.server.db import tables
+from osc_placement.server import fixture as placement_fixture
 from tests.server import fixtures as server_fixtures
 
 LATEST = {'x-auth-token': 'admin', 'openstack-api-version': 'placement latest'}

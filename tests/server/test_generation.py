@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Concurrent writers through the application: the provider generation
 (objects/generation.py) lets exactly one win (server/objects)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``/healthcheck`` (server/health.py): oslo.middleware's healthcheck with
 the database backend, in process for what it answers and to whom, and
 with a real server process for how soon it answers when the database is
@@ -25,8 +26,8 @@ import webob
 from benchmarks import local_server
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
-from osc_placement.server import health
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server import health
 from tests.server import fixtures as server_fixtures
 from tests.server import tcp_relay
 

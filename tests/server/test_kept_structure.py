@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The structure a worker keeps between reads of every tree
 (objects/candidate_fetch.py) and the stamp that tells it when to read
 it again (db/structure.py); which writes change the stamp is
@@ -29,8 +30,8 @@ from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
-from tests.server import fixtures
 from tests.server import candidate_cloud as http
+from tests.server import fixtures
 
 SHARING = 'MISC_SHARES_VIA_AGGREGATE'
 AGG = str(uuidlib.uuid4())

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A database of this server's releases before upstream's schema
 (db/legacy_schema.py) upgraded in place by ``migration.upgrade``.
 

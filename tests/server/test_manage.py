@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``placement-manage`` and ``placement-status`` (server/manage.py,
 server/status.py) as processes, on SQLite or a fresh database on the
 server OSC_PLACEMENT_TEST_DB_URL names: upstream 16.0.0's sub-commands,
@@ -14,8 +15,8 @@ import sqlalchemy as sa
 import testtools
 
 from osc_placement.server.db import tables
-from tests.server import test_process
 from tests.server.test_migration import HEAD_REVISION
+from tests.server import test_process
 
 BIN = os.path.dirname(sys.executable)
 NIL = '00000000-0000-0000-0000-000000000000'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /metrics (server/metrics.py) on the test database, in process.
 
 The capacity series against what the API says of every provider of a
@@ -28,8 +29,8 @@ import webob
 
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
-from osc_placement.server import metrics
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server import metrics
 from tests.server import fixtures
 from tests.server.webob_requests import request
 

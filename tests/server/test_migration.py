@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The schema migrations (server/db/migration.py and db/migrations):
 what ``db sync`` does with each kind of database it may meet.
 

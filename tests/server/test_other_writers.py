@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writers other than this server on its database: what upstream
 Placement serving beside it during a rolling upgrade, or an operator's
 SQL, would do.

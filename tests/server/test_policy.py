@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """The policy rules, their defaults and the policy file (server/policy.py)."""
 
 import os
 
 import fixtures
-import testtools
 from oslo_policy import policy as oslo_policy
+import testtools
 
 from osc_placement.server import conf as conf_mod
 from osc_placement.server import errors

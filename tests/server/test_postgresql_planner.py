@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The planner settings of the server's PostgreSQL sessions
 (db/engine.py): a write's generic plans read a small cloud's rows
 through their indexes. Needs a PostgreSQL server

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The server as a process: ``python -m osc_placement.server``.
 
 Ready when ``GET /`` answers, clean exit on SIGTERM, data kept across

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``GET /resource_providers?resources=`` keeps a plan that scales.
 
 Once psycopg prepares a statement, PostgreSQL may plan it generically,
@@ -10,8 +11,8 @@ whichever database the suite runs.
 
 import testtools
 
-from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import provider_list
+from osc_placement.server.objects import resource_class
 from tests.server import fixtures
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Several API hosts on one replicated database, for real.
 
 Server processes (placement-server, two workers each, schema from

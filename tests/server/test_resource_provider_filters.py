@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /resource_providers filters (objects/resource_provider.py) against
 the candidate search's test of one provider."""
 

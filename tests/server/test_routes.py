@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The route table's version gates: each gated method is hidden below the
 version of its rule, and its checks run in upstream's order."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks/scale.py: its table's targets, its reading of /proc, and
 (on PostgreSQL) one whole run of the command on two small clouds."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The soak benchmark (benchmarks/soak.py): its operations keep the
 database consistent, and its verification sees a database that is not.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The bulk SQL loader (benchmarks/sql_cloud.py) builds the cloud the HTTP
 population builds: a server on either database answers the same.
 

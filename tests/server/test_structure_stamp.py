@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """db/structure.py: the database's triggers set a new stamp for every
 write of the structure, and only for those.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``[api] noauth_admin_without_token``: noauth2 serving requests that send
 no token as the administrator, for neutron-lib's ``NoAuthClient``.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks.two_trees, the whole command on a cloud of 20 nodes with
 this tree as its own baseline: needs a PostgreSQL server
 (OSC_PLACEMENT_TEST_DB_URL)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The last visible differences from upstream Placement: the order of
 names in messages and lists, the text of some errors, error bodies in the
 representation the client accepts, and empty-allocation consumers."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The WSGI module (server/wsgi_app.py) under gunicorn and uWSGI, set up
 from ``$OS_PLACEMENT_CONFIG_DIR/placement.conf`` as upstream's
 ``placement.wsgi.api``; and oslo.log's lines as an operator reads them:

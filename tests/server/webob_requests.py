@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One request to a WSGI app in this process, without a server."""
 
 import webob

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for tests of placement commands run through the shell."""
 
 import json

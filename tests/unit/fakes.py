@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real keystoneauth1 session over a fake transport (requests-mock)."""
 
 from keystoneauth1 import noauth

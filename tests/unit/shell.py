@@ -1,11 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run the real ``openstack`` shell in-process and capture what it prints."""
 
 import io
 import sys
 
 import fixtures
-from osc_lib import clientmanager
 from openstackclient import shell as osc_shell
+from osc_lib import clientmanager
 
 from tests.unit import fakes
 

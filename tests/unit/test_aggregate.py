@@ -1,5 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 from tests.unit import commands
-from tests.unit.commands import AGG, UUID1, UUID2, url
+from tests.unit.commands import AGG
+from tests.unit.commands import url
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
 
 AGGREGATES_URL = url('/resource_providers/%s/aggregates' % UUID1)
 AGGREGATES_PATH = '/resource_providers/%s/aggregates' % UUID1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The verdicts of the Nova audits, on what Placement and Nova answered.
 
 The commands are tested against a real Nova in tests/nova; here each rule

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``benchmarks.client_list``'s checks and measures, on real processes."""
 
 import sys

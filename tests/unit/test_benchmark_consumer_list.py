@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks.consumer_list refuses a run that did not print exactly the
 seeded consumers: a fast wrong answer is no figure."""
 

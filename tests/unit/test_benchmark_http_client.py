@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks/client.py against a real HTTP server that closes each
 connection after one answer, as a server closes an idle keep-alive
 connection: the client's next request on it fails."""

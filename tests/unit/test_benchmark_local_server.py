@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """benchmarks.local_server.start(source_tree=...) runs the server of that
 checkout, not the one this Python imports (nor one found in the working
 directory, which ``python -m`` puts first on the path)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The arithmetic of ``resource provider capacity list``, without a server.
 
 The functional tests check the counts against the embedded server's

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 import argparse
 import io
 import logging
 
 from cliff import command as cliff_command
 import fixtures
+from osc_lib import exceptions
 import testtools
 
 from osc_placement.resources import common
@@ -189,4 +191,4 @@ class TestConcurrency(testtools.TestCase):
         for bad in ('0', '11', 'many'):
             self.useFixture(fixtures.EnvironmentVariable(
                 common.CONCURRENCY_ENV, bad))
-            self.assertRaises(Exception, common.concurrency)
+            self.assertRaises(exceptions.CommandError, common.concurrency)

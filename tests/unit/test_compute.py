@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where the audits find Nova: the catalogue, or the override.
 
 The requests themselves are tested against a real Nova (tests/nova).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``--flavor`` and ``--show-request`` of explain and ``capacity --fit``.
 
 The options' conflicts are checked through the real shell (nothing is
@@ -9,6 +10,7 @@ them. Nova itself is not run here: tests/nova does that.
 import argparse
 import io
 
+from osc_lib import exceptions
 import testtools
 
 from osc_placement import flavor_request
@@ -135,9 +137,8 @@ class ExplainArgsTests(testtools.TestCase):
 
     def test_refused_flavor_is_a_command_error(self):
         error = self.assertRaises(
-            Exception, flavor_option.translate,
+            exceptions.CommandError, flavor_option.translate,
             nova_flavor(**{'hw:cpu_policy': 'pinned'}))
-        self.assertEqual('CommandError', type(error).__name__)
         self.assertIn('Flavor m1.gold: hw:cpu_policy=pinned', str(error))
 
 
@@ -159,8 +160,9 @@ class FitArgsTests(testtools.TestCase):
     def test_granular_flavor_is_refused_with_the_way_out(self):
         request = flavor_option.translate(nova_flavor(**{
             'resources1:VGPU': '1'}))
-        error = self.assertRaises(Exception, flavor_option.fit_request,
-                                  request, 'm1.gold')
+        error = self.assertRaises(exceptions.CommandError,
+                                  flavor_option.fit_request, request,
+                                  'm1.gold')
         self.assertIn('request groups 1 besides the unsuffixed one',
                       str(error))
         self.assertIn('allocation candidate explain --flavor m1.gold',

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The request Nova's scheduler sends for a flavor (flavor_request.py).
 
 Each expectation was worked out from Nova 34.0.0's rules by hand

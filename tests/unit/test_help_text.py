@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Command help: plain text on a terminal, reStructuredText for the docs
 (osc_placement/resources/help_text.py, PlacementCommand.get_parser)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import io
 import logging
 
@@ -108,8 +109,11 @@ class TestErrorTranslation(fakes.TransportTestCase):
     def fail_with(self, status, **response):
         self.transport.get(fakes.ENDPOINT + '/thing', status_code=status,
                            **response)
-        return self.assertRaises(Exception, client('1.39').request, 'GET',
-                                 '/thing')
+        # osc-lib's HTTP errors and its CommandError share no base class
+        # of their own: each test says which one it expects.
+        return self.assertRaises(
+            (osc_exc.ClientException, osc_exc.CommandError),
+            client('1.39').request, 'GET', '/thing')
 
     def test_mapped_4xx_use_last_line_of_detail(self):
         detail = ('The resource could not be found.\n\n No resource '

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import io
 
 import fixtures
@@ -6,8 +7,12 @@ import testtools
 from osc_placement.resources import common
 from osc_placement.resources import inventory
 from tests.unit import commands
+from tests.unit.commands import AGG
+from tests.unit.commands import url
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
+from tests.unit.commands import UUID3
 from tests.unit import fakes
-from tests.unit.commands import AGG, UUID1, UUID2, UUID3, url
 
 RP_URL = url('/resource_providers')
 COLUMNS = ['resource_class', 'allocation_ratio', 'min_unit', 'max_unit',

@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pure shaping of ``tree show`` and ``consumer list`` output."""
 
-import testtools
 from osc_lib import exceptions
+import testtools
 
 from osc_placement.resources import common
 from osc_placement.resources import consumer

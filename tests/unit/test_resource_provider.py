@@ -1,10 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
 import subprocess
 import sys
 
 import testtools
 
 from tests.unit import commands
-from tests.unit.commands import UUID1, UUID2, url
+from tests.unit.commands import url
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
 
 
 RP_URL = url('/resource_providers')

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ``placement`` shell: options, environment, auth, and what it imports.
 
 Requests go nowhere here (the functional tests run the shell against the

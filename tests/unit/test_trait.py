@@ -1,10 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
 import json
 from urllib import parse
 
 import fixtures
 
 from tests.unit import commands
-from tests.unit.commands import AGG, UUID1, UUID2, UUID3
+from tests.unit.commands import AGG
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
+from tests.unit.commands import UUID3
 from tests.unit import fakes
 from tests.unit import shell
 

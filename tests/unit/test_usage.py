@@ -1,5 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 from tests.unit import commands
-from tests.unit.commands import UUID1, UUID2, UUID3, url
+from tests.unit.commands import url
+from tests.unit.commands import UUID1
+from tests.unit.commands import UUID2
+from tests.unit.commands import UUID3
 
 USAGES_URL = url('/usages')
 PROVIDER_USAGES_URL = url('/resource_providers/%s/usages' % UUID1)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import ast
 import glob
 import os
@@ -85,9 +86,9 @@ class TestOneTable(testtools.TestCase):
 
     def test_every_feature_named_in_a_table_exists(self):
         for module, attribute, feature in _named_features():
-            self.assertTrue(feature in version.FEATURES,
-                            '%s.%s names %r, which version.FEATURES has not'
-                            % (module.__name__, attribute, feature))
+            self.assertIn(feature, version.FEATURES,
+                          '%s.%s names %r, which version.FEATURES has not'
+                          % (module.__name__, attribute, feature))
 
     def test_every_feature_asked_for_in_code_exists(self):
         asked = ('require_feature', 'supports_feature', 'supports', 'since',
@@ -102,8 +103,8 @@ class TestOneTable(testtools.TestCase):
                 for arg in node.args:
                     if (isinstance(arg, ast.Constant)
                             and isinstance(arg.value, str)):
-                        self.assertTrue(
-                            arg.value in version.FEATURES,
+                        self.assertIn(
+                            arg.value, version.FEATURES,
                             '%s:%d asks for %r, which version.FEATURES has '
                             'not' % (path, node.lineno, arg.value))
 

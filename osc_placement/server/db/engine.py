@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Engines per URL and the transaction helper handlers use.
 
 One transaction per request: ``db.read()`` and ``db.write()`` are context

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Databases made by this server before it adopted upstream's schema.
 
 Until then the server kept its own migration history in

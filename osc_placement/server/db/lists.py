@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``column IN (values)`` for lists of any length.
 
 psycopg binds each value of an IN list as a parameter of its own and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bringing a database to this server's schema: upstream Placement
 16.0.0's schema plus this server's additions.
 

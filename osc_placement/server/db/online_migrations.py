@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upstream's online data migrations, for databases written by older
 Placement releases (``placement-manage db online_data_migrations``).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The providers' structure stamp: a token that changes whenever what
 the candidate search reads, usage aside, changes.
 

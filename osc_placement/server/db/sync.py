@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Start-up sync of standard resource classes and traits.
 
 Set-based: read the names present, insert the missing ones in one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The whole Placement data model as SQLAlchemy Core tables: upstream
 Placement's tables, then this server's additions."""
 

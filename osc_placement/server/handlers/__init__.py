@@ -1,1 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
 """HTTP <-> domain: one module per resource family."""

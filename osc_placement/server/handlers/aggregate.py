@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/aggregates (1.1)."""
 
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import aggregate as agg_obj
 from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.schemas import misc as schemas

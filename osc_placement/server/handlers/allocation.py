@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """/allocations/{consumer_uuid}, POST /allocations (1.13) and
 /resource_providers/{uuid}/allocations."""
 

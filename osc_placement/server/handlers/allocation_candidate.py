@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /allocation_candidates (1.10)."""
 
 import collections

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from osc_placement.server import errors
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class

@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """POST /reshaper (1.30)."""
 
-from osc_placement.server import schemas
-from osc_placement.server import http_api
 from osc_placement.server.handlers import allocation
+from osc_placement.server import http_api
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import reshaper as reshaper_obj
+from osc_placement.server import schemas
 from osc_placement.server.schemas import reshaper as schema
 
 

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_classes and /resource_classes/{name} (1.2)."""
 
 from osc_placement.server import errors
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import resource_class as rc_obj
 from osc_placement.server.schemas import misc as schemas
 

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET / : the version document."""
 
-from osc_placement.server import microversion
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
+from osc_placement.server import microversion
 
 
 def home(req):

@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """/traits, /traits/{name} and /resource_providers/{uuid}/traits (1.6)."""
 
 import re
 
 from osc_placement.server import errors
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server.schemas import misc as schemas
 

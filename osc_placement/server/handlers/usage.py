@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 """/resource_providers/{uuid}/usages and /usages (1.9)."""
 
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import usage as usage_obj
 from osc_placement.server.schemas import misc as schemas
 

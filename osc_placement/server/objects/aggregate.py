@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Aggregates: bare UUIDs linked to providers, created on first use."""
 
 import functools

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocations: read per consumer or provider, and the replacing write.
 
 A write replaces the whole allocation set of every consumer it names

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The one way in to the candidate engine: a parsed ``GET
 /allocation_candidates`` request, a connection and the search options
 in, the response body out.
@@ -19,8 +20,8 @@ import math
 
 import orjson
 
-from osc_placement.server import http_api
 from osc_placement.server.db import tables
+from osc_placement.server import http_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search

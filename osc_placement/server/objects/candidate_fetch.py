@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The SQL read behind ``GET /allocation_candidates``: a SliceSpec in, a
 candidate_search.Snapshot out.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ``GET /allocation_candidates`` body, shaped per microversion.
 
 Plain dicts in upstream's key order, ready for a fast JSON encoder:

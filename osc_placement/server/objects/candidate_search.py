@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation candidate search over an in-memory snapshot.
 
 The SQL layer reads a small slice of the database into a ``Snapshot`` (see

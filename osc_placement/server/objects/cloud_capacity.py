@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cloud's capacity and usage for GET /metrics, in one read.
 
 One statement reads every inventory with its provider's name, its class

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Consumers, their projects, users and types.
 
 A consumer row exists while it has allocations: allocation writes create

@@ -1,11 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
 """Provider generations: compare-and-swap in SQL.
 
 A generation is not part of what the candidate search keeps, so a bump
 alone does not say the structure changed (db/structure.py).
 """
 
-from osc_placement.server import errors
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 
 _RP = tables.resource_providers
 

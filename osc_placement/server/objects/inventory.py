@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Inventories of a provider, per resource class.
 
 Every write bumps the provider generation with a compare-and-swap in the
@@ -10,8 +11,8 @@ import logging
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GET /resource_providers: the providers matching every filter."""
 
 import sqlalchemy as sa

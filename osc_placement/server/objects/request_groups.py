@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsing of the resource/trait/aggregate query parameters, per microversion.
 
 Pure functions, no database: ``GET /allocation_candidates`` and

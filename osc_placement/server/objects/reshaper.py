@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """POST /reshaper: move inventory and allocations within a tree at once.
 
 All in the caller's one transaction, in upstream's three steps so the
@@ -11,9 +12,9 @@ rolls the whole transaction back: nothing changes.
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import inventory as inv_obj
 from osc_placement.server.objects import resource_class

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Resource classes: name <-> id, standard and custom.
 
 Standard classes have fixed ids (their index in os-resource-classes) and
@@ -9,10 +10,10 @@ Every write here changes the providers' structure (db/structure.py).
 import os_resource_classes
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 
 _RC = tables.resource_classes
 STANDARD_IDS = {name: index

@@ -1,12 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
 """Resource providers: create, read, update (incl. re-parenting), delete,
 (the filtered list is objects/provider_list.py). Every write but a
 generation bump changes the providers' structure (db/structure.py)."""
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import generation
 
 _RP = tables.resource_providers

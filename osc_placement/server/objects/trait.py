@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Traits and provider traits.
 
 Standard trait ids are cached per process once seen: standard traits are
@@ -10,10 +11,10 @@ import functools
 
 import sqlalchemy as sa
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import generation
 from osc_placement.server.objects import resource_provider as rp_obj
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Usages: per provider (classes with inventory) and per project/user.
 
 A provider's usage is read from usage_totals, as every other reader of

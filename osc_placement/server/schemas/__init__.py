@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """JSON schemas per route and microversion (plain dicts), and the one
 way a body or a query string is checked against them."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation bodies: PUT /allocations/{c} per version, POST /allocations.
 
 Each later shape is the earlier one plus (or minus) a field, built by

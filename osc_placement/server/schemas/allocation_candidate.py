@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The query schema of ``GET /allocation_candidates`` (upstream's, as
 data), checked by ``check_query`` before objects/request_groups.py parses
 the query."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Inventory bodies.
 
 Upstream's schemas, their keys in upstream's order: a 400 prints the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Schemas for resource classes, traits, aggregates and usages."""
 
 import copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """POST /reshaper (1.30): new inventories and allocations for a tree.
 
 Upstream's schemas in upstream's order (see schemas/inventory.py), with

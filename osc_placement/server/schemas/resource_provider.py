@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Resource provider bodies, and the query schema of the provider list."""
 
 import copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """This server's schema before it adopted upstream's: the tables its own
 migrations 0001_initial to 0004_usage_totals_bigint left, frozen here as
 test data so that tests can build such a database after the migrations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A deliberately naive allocation-candidate oracle.
 
 It shares nothing with candidate_search but the parsed request types. It

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """candidate_search._AnchorMemo on its own: what it remembers, when it
 forgets, and its bound. (tests/server/test_kept_structure.py checks the
 answers of a worker that uses it.)"""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Example tests: the classic layouts, config knobs and response shapes."""
 
 import random

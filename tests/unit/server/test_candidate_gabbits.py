@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upstream's granular gabbits (GranularFixture), replayed on the search.
 
 Expected counts and amounts are those of upstream's functional tests

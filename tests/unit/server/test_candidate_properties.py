@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Property tests: the search agrees with the brute-force oracle.
 
 Random small clouds (trees, sharing providers, aggregates, traits,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """placement-server's entry point (server/launcher.py) where the extra is
 installed; tests/packaging runs it in a client-only install."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """candidate_search.with_replaced and ReplacedInventories on their own:
 a kept structure's inventories after usage changes, as a new dict or as
 the providers replaced over a shared one. (tests/server's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parser tests: every parameter at its version boundary, every 400 text."""
 
 import hypothesis
@@ -6,8 +7,8 @@ import testtools
 
 from osc_placement.server import errors
 from osc_placement.server import microversion
-from osc_placement.server import schemas
 from osc_placement.server.objects import request_groups as rg
+from osc_placement.server import schemas
 from osc_placement.server.schemas import allocation_candidate as ac_schema
 from osc_placement.server.schemas import resource_provider as rp_schema
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Alembic environment: runs against the connection handed in by
 ``osc_placement.server.db.migration``, keeping this server's history in
 its own version table (upstream's alembic owns ``alembic_version``)."""

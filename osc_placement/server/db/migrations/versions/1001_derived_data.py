@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """This server's additions to upstream's schema, kept by triggers.
 
 ``usage_totals`` (sum of allocations.used per provider and class) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Which usage totals changed since a worker last read them (PostgreSQL).
 
 A worker keeps the cloud's structure between candidate requests
