@@ -62,12 +62,12 @@ from benchmarks import local_server
 from benchmarks import scale
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
-from osc_placement.server import http_api
-from osc_placement.server import http_server
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import pipeline
 from osc_placement.server.handlers import allocation as alloc_handler
 from osc_placement.server.handlers import allocation_candidate as ac_handler
+from osc_placement.server import http_api
+from osc_placement.server import http_server
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_response

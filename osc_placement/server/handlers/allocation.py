@@ -5,11 +5,11 @@
 from oslo_utils import uuidutils
 
 from osc_placement.server import errors
-from osc_placement.server import schemas
-from osc_placement.server import http_api
 from osc_placement.server.handlers import common
+from osc_placement.server import http_api
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import consumer as consumer_obj
+from osc_placement.server import schemas
 from osc_placement.server.schemas import allocation as schema
 
 

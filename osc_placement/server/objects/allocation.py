@@ -27,11 +27,11 @@ import logging
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
 from osc_placement.server.db import pipeline
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 from osc_placement.server.objects import consumer as consumer_obj
 from osc_placement.server.objects import inventory
 from osc_placement.server.objects import resource_class

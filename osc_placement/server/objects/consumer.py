@@ -17,10 +17,10 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
-from osc_placement.server import errors
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import lists
 from osc_placement.server.db import tables
+from osc_placement.server import errors
 
 _C = tables.consumers
 _P = tables.projects

@@ -6,8 +6,8 @@ the query."""
 import functools
 
 from osc_placement.server import microversion
-from osc_placement.server import schemas
 from osc_placement.server.objects import request_groups as rg
+from osc_placement.server import schemas
 
 # Query parameters before granular groups replace the unsuffixed ones:
 # (name, rule that adds it, schema).
