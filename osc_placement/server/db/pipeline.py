@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Statements sent through psycopg itself, several in one round trip.
 
 SQLAlchemy's execution of a statement costs several times the Python of

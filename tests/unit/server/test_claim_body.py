@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The claim body's direct check (schemas/allocation.PUT_DIRECT) against
 the jsonschema schema it stands in for.
 
