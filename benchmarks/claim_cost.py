@@ -68,6 +68,7 @@ from osc_placement.server.handlers import allocation as alloc_handler
 from osc_placement.server.handlers import allocation_candidate as ac_handler
 from osc_placement.server import http_api
 from osc_placement.server import http_server
+from osc_placement.server import json_encoding
 from osc_placement.server.objects import allocation as alloc_obj
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_response
@@ -98,7 +99,7 @@ PHASES = (
     (candidate_search, 'search', 'candidate search'),
     (candidate_response, 'allocation_candidates_body', 'body build'),
     (candidate_response.RememberedAnswers, 'remember', 'remember answer'),
-    (http_api, 'json_bytes', 'JSON encode'),
+    (json_encoding, 'json_bytes', 'JSON encode'),
     (alloc_obj, 'write_or_409', 'write transaction'),
     (alloc_obj, '_read_for_claim', 'claim: ids, locks, providers'),
     (alloc_obj, '_lock_then_read_consumers', 'ids + consumers + locks'),

@@ -26,7 +26,7 @@ provider, so that an operator sees every reason at once.
 import collections
 import itertools
 
-from osc_placement.resources import providers
+from osc_placement import provider_rules
 from osc_placement import version as microversion
 
 UNNAMED = ''
@@ -56,26 +56,26 @@ class Provider:
 
     @property
     def is_sharing(self):
-        return providers.SHARING_TRAIT in self.traits
+        return provider_rules.SHARING_TRAIT in self.traits
 
     def used(self, rc):
         return self.usages.get(rc, 0)
 
     def room(self, rc):
         """Capacity left for ``rc`` as Placement compares one group's
-        amount with it: not truncated, unlike ``providers.capacity``."""
-        return providers.exact_capacity(self.inventories[rc]) \
+        amount with it: not truncated, unlike ``provider_rules.capacity``."""
+        return provider_rules.exact_capacity(self.inventories[rc]) \
             - self.used(rc)
 
     def fits_one_request(self, rc, amount):
         inv = self.inventories.get(rc)
         return inv is not None and amount <= self.room(rc) \
-            and providers.accepts(inv, amount)
+            and provider_rules.accepts(inv, amount)
 
     def fits_summed(self, rc, amount):
         # The merged request is checked against the integer capacity.
         inv = self.inventories[rc]
-        return self.used(rc) + amount <= providers.capacity(inv) \
+        return self.used(rc) + amount <= provider_rules.capacity(inv) \
             and amount <= inv['max_unit']
 
 
@@ -497,7 +497,7 @@ def _resource_checks(group, p):
             continue
         yield ('capacity', wanted, _capacity_text(p, rc),
                amount <= p.room(rc))
-        for name, limit, passed in providers.unit_checks(inv, amount):
+        for name, limit, passed in provider_rules.unit_checks(inv, amount):
             yield name, wanted, '%s %d' % (name, limit), passed
 
 

@@ -23,6 +23,7 @@ from osc_lib import exceptions
 
 from osc_placement import audit
 from osc_placement import compute
+from osc_placement import provider_rules
 from osc_placement.resources import bulk
 from osc_placement.resources import common
 from osc_placement.resources import consumer as consumers
@@ -117,7 +118,7 @@ class CloudRead:
                         for provider in self.every}
         self.sharing = {provider['uuid'] for provider in command.get_json(
             PROVIDERS_URL,
-            required=providers.SHARING_TRAIT)['resource_providers']}
+            required=provider_rules.SHARING_TRAIT)['resource_providers']}
         self._names = {provider['uuid']: provider['name']
                        for provider in self.every}
 

@@ -19,6 +19,7 @@ import os
 
 from osc_lib import exceptions
 
+from osc_placement import provider_rules
 from osc_placement.resources import common
 from osc_placement.resources import providers
 from osc_placement import version
@@ -104,8 +105,8 @@ def aggregate_members(command, aggregate):
 # Traits whose loss changes what the scheduler does to a whole provider:
 # a disabled compute host would take instances again, a shared disk would
 # stop being shared. A bulk edit removes them only when told so by name.
-PROTECTED_TRAITS = ('COMPUTE_STATUS_DISABLED', providers.SHARING_TRAIT)
-SHARING_TRAIT = providers.SHARING_TRAIT
+PROTECTED_TRAITS = ('COMPUTE_STATUS_DISABLED', provider_rules.SHARING_TRAIT)
+SHARING_TRAIT = provider_rules.SHARING_TRAIT
 
 ADDED, REMOVED, CHANGED = '+', '-', '~'
 PLAN_COLUMNS = ('resource_provider', 'name', 'change')

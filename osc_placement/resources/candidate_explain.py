@@ -16,6 +16,7 @@ from cliff import lister
 from osc_lib import exceptions
 
 from osc_placement import explain
+from osc_placement import provider_rules
 from osc_placement.resources import allocation_candidate as candidates
 from osc_placement.resources import common
 from osc_placement.resources import flavor as flavor_option
@@ -253,7 +254,7 @@ class CloudReader:
         if not aggregates:
             return []
         found = self.list_providers(**providers.in_aggregates(
-            aggregates, required=providers.SHARING_TRAIT))
+            aggregates, required=provider_rules.SHARING_TRAIT))
         return self.details([item['uuid'] for item in found])
 
     def roots_in(self, aggregates):
@@ -275,7 +276,7 @@ class CloudReader:
             if not aggregates:
                 return set()
             return self.list_uuids(**providers.in_aggregates(
-                aggregates, required=providers.SHARING_TRAIT))
+                aggregates, required=provider_rules.SHARING_TRAIT))
         return providers.results_or_raise(common.run_concurrently(
             sharing_in, aggregate_sets, progress=progress))
 
@@ -340,7 +341,7 @@ class CloudReader:
         key = (rc, amount)
         if key not in self._with_room:
             self._with_room[key] = self.list_providers(
-                resources='%s:%d' % key, required=providers.SHARING_TRAIT)
+                resources='%s:%d' % key, required=provider_rules.SHARING_TRAIT)
         return self._with_room[key]
 
     def _with_aggregates(self, item):
@@ -510,7 +511,8 @@ class FunnelCloud:
                 uuid, item.get('name'), item.get('parent_provider_uuid'),
                 self.root_of[uuid], room.get(uuid, ()),
                 traits.get(uuid, set())
-                | ({providers.SHARING_TRAIT} if uuid in sharing else set()),
+                | ({provider_rules.SHARING_TRAIT} if uuid in sharing
+                   else set()),
                 aggregates.get(uuid, ()))
             self.providers[uuid] = provider
             self.trees.setdefault(provider.root, []).append(provider)
@@ -530,7 +532,7 @@ class FunnelCloud:
             for group in request.groups)))
         reads = ([lambda: reader.list_providers(),
                   lambda: reader.list_uuids(
-                      required=providers.SHARING_TRAIT),
+                      required=provider_rules.SHARING_TRAIT),
                   candidates_of_request]
                  + [_room_read(reader, rc, amount)
                     for rc, amount in classes]

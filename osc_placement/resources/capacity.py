@@ -45,6 +45,7 @@ from cliff import lister
 from osc_lib import exceptions
 
 from osc_placement import explain
+from osc_placement import provider_rules
 from osc_placement.resources import common
 from osc_placement.resources import flavor as flavor_option
 from osc_placement.resources import providers
@@ -98,9 +99,9 @@ FIT_SYNTAX = ('--fit must be RESOURCE_CLASS=AMOUNT[,RESOURCE_CLASS=AMOUNT...]'
 
 def slots(inventory, used, amount):
     """How many more allocations of ``amount`` the inventory can take."""
-    if not providers.accepts(inventory, amount):
+    if not provider_rules.accepts(inventory, amount):
         return 0
-    return max(0, (providers.capacity(inventory) - used) // amount)
+    return max(0, (provider_rules.capacity(inventory) - used) // amount)
 
 
 def parse_fit(text):
@@ -133,7 +134,7 @@ def provider_rows(provider, inventories, usages, classes=None):
         if classes and rc not in classes:
             continue
         inventory = inventories[rc]
-        capacity = providers.capacity(inventory)
+        capacity = provider_rules.capacity(inventory)
         used = usages.get(rc, 0)
         rows.append((provider['uuid'], provider['name'], rc,
                      inventory['total'], inventory['reserved'],
@@ -632,7 +633,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         provider's aggregates, then the sharing providers in those and
         their aggregates).
         """
-        shares = self.get_json(PROVIDERS_URL, required=providers.SHARING_TRAIT)
+        shares = self.get_json(PROVIDERS_URL,
+                               required=provider_rules.SHARING_TRAIT)
         uuids = [p['uuid'] for p in shares['resource_providers']]
         if sum(len(tree) for tree in trees.values()) < len(uuids):
             pairs = self._pairs_from_trees(trees)
@@ -670,7 +672,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         if not nearby:
             return []
         shares = self.get_json(PROVIDERS_URL, **providers.in_aggregates(
-            nearby, required=providers.SHARING_TRAIT))
+            nearby, required=provider_rules.SHARING_TRAIT))
         near = [p['uuid'] for p in shares['resource_providers']]
         theirs = self._concurrently(self._aggregates_of, near,
                                     'Reading sharing providers')
@@ -726,7 +728,7 @@ class RequestFilter:
             uuid = p['uuid']
             held = {name for name, uuids in holders.items() if uuid in uuids}
             if uuid in shares:
-                held.add(providers.SHARING_TRAIT)
+                held.add(provider_rules.SHARING_TRAIT)
             self.known[uuid] = explain.Provider(
                 uuid, p['name'], p.get('parent_provider_uuid'),
                 providers.root_of(p), traits=held,

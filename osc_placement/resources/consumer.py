@@ -15,6 +15,7 @@ from cliff import lister
 from osc_lib import exceptions
 
 from osc_placement import audit
+from osc_placement import provider_rules
 from osc_placement.resources import common
 from osc_placement.resources import provider_tree
 from osc_placement.resources import providers
@@ -492,7 +493,7 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
                    for provider in every}
         sharing = {provider['uuid'] for provider in self.get_json(
             PROVIDERS_URL,
-            required=providers.SHARING_TRAIT)['resource_providers']}
+            required=provider_rules.SHARING_TRAIT)['resource_providers']}
         for consumer, detail in zip(consumers, details):
             held[consumer]['trees'] = len(compute_trees(
                 detail['allocations'] if detail else where_held[consumer],

@@ -8,6 +8,7 @@ nested object instead (see ``ShowTree.produce_output`` for why).
 
 from cliff import lister
 
+from osc_placement import provider_rules
 from osc_placement.resources import common
 from osc_placement.resources import providers
 
@@ -26,7 +27,7 @@ def resources_summary(inventories, usages):
     """``{class: {used, capacity, total, reserved, allocation_ratio}}``."""
     return {
         rc: {'used': usages.get(rc, 0),
-             'capacity': providers.capacity(inventory),
+             'capacity': provider_rules.capacity(inventory),
              'total': inventory['total'],
              'reserved': inventory['reserved'],
              'allocation_ratio': inventory['allocation_ratio']}

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What the public API tells about many providers, and its arithmetic.
+"""What the public API tells about many providers.
 
 Placement has no request that returns the inventories, usages, traits or
 aggregates of many providers at once, so the commands that look at a tree
@@ -29,43 +29,8 @@ ALL_PARTS = tuple(PARTS)
 # over a whole cloud; not one of the parts read by default.
 ALLOCATIONS_PART = 'allocations'
 PARTS[ALLOCATIONS_PART] = PROVIDER_URL + '/allocations'
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 # A server error while reading a provider is retried this many times.
 MAX_ATTEMPTS = 4
-
-
-def capacity(inventory):
-    """What can be allocated in all, truncated as Placement truncates it
-    in usages and summed amounts."""
-    return int(exact_capacity(inventory))
-
-
-def exact_capacity(inventory):
-    """(total - reserved) * ratio, unrounded, as Placement compares one
-    request group's amount with it."""
-    return ((inventory['total'] - inventory['reserved'])
-            * inventory['allocation_ratio'])
-
-
-# The unit limits of an inventory: each one's name and its test of one
-# allocation's amount.
-UNIT_LIMITS = (
-    ('min_unit', lambda limit, amount: amount >= limit),
-    ('max_unit', lambda limit, amount: amount <= limit),
-    ('step_size', lambda limit, amount: amount % limit == 0),
-)
-
-
-def unit_checks(inventory, amount):
-    """``(limit name, its value, passed)`` for each unit limit the
-    inventory has."""
-    return [(name, inventory[name], test(inventory[name], amount))
-            for name, test in UNIT_LIMITS if name in inventory]
-
-
-def accepts(inventory, amount):
-    """True when one allocation of ``amount`` obeys the unit limits."""
-    return all(passed for _, _, passed in unit_checks(inventory, amount))
 
 
 def results_or_raise(results):

@@ -25,6 +25,7 @@ from osc_placement.server.db import sync
 from osc_placement.server import errors
 from osc_placement.server import health
 from osc_placement.server import http_api
+from osc_placement.server import json_encoding
 from osc_placement.server import metrics
 from osc_placement.server import microversion
 from osc_placement.server import policy
@@ -292,7 +293,7 @@ class PlacementApp:
         if resp.body is None:
             payload = b''
         elif resp.content_type is None:
-            payload = http_api.json_bytes(resp.body)
+            payload = json_encoding.json_bytes(resp.body)
             headers.append(_JSON_HEADERS)
         else:
             payload = resp.body

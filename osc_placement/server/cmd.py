@@ -55,7 +55,7 @@ def _parser():
                         help='Worker processes (default 1).')
     parser.add_argument('--threads', type=int,
                         help='Threads per worker (default 8).')
-    parser.add_argument('--http-server', choices=http_server.CHOICES,
+    parser.add_argument('--http-server', choices=conf_mod.HTTP_SERVERS,
                         help='The HTTP server (default granian; [server] '
                              'http_server).')
     parser.add_argument('--database-connection', '--db-url',

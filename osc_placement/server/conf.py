@@ -27,12 +27,15 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
 from osc_placement.server import health
-from osc_placement.server import http_server
 from osc_placement.server import profiling
 
 NIL_UUID = '00000000-0000-0000-0000-000000000000'
 CONFIG_FILE = 'placement.conf'
 CONFIG_DIR_ENV = 'OS_PLACEMENT_CONFIG_DIR'
+# The HTTP servers [server] http_server names (http_server.py runs them).
+GRANIAN = 'granian'
+GUNICORN = 'gunicorn'
+HTTP_SERVERS = (GRANIAN, GUNICORN)
 
 API_OPTS = [
     cfg.StrOpt('auth_strategy', default='keystone',
@@ -158,8 +161,7 @@ SERVER_OPTS = [
     # GIL to each other: past a few requests in flight, a worker serves
     # fewer per second and burns more CPU on each.
     cfg.IntOpt('threads', default=4, min=1, help='Threads per worker.'),
-    cfg.StrOpt('http_server', default=http_server.GRANIAN,
-               choices=http_server.CHOICES,
+    cfg.StrOpt('http_server', default=GRANIAN, choices=HTTP_SERVERS,
                help='The HTTP server running the workers.'),
     cfg.BoolOpt('insecure_noauth_on_public_address', default=False,
                 help='Allow noauth2 on an address other than loopback.'),

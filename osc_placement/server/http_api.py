@@ -7,7 +7,6 @@ Which checks a route makes before its handler, and its version gate, are
 listed in routes.py."""
 
 import email.utils
-import json
 
 import jsonschema
 import orjson
@@ -145,16 +144,6 @@ class Response:
         self.vary = True
         self.version_header = True
         self.held = None
-
-
-def json_bytes(body):
-    """``body`` as JSON. orjson writes integers up to 64 bits; a larger
-    one (a capacity with an allocation_ratio near 3.4e38) is written
-    exactly by the standard library instead, as upstream writes it."""
-    try:
-        return orjson.dumps(body)
-    except TypeError:
-        return json.dumps(body, separators=(',', ':')).encode()
 
 
 def http_date(when):

@@ -21,11 +21,10 @@ import sys
 import threading
 import time
 
+from osc_placement.server import conf as conf_mod
+
 LOG = logging.getLogger(__name__)
 
-GRANIAN = 'granian'
-GUNICORN = 'gunicorn'
-CHOICES = (GRANIAN, GUNICORN)
 # How long a stopping worker may finish its requests before it is killed.
 GRACEFUL_SECONDS = 10
 # How often a granian worker checks that its master is still there.
@@ -37,7 +36,7 @@ def serve(conf):
     picks the server."""
     _require_a_free_address(conf.server.host, conf.server.port)
     with _metrics_directory(conf):
-        if conf.server.http_server == GUNICORN:
+        if conf.server.http_server == conf_mod.GUNICORN:
             _serve_gunicorn(conf)
         else:
             _serve_granian(conf)
@@ -70,8 +69,9 @@ def worker_app(conf):
     """The WSGI application of one worker process, built after the fork:
     its own engine and connection pool, and oslo.log set up again (a
     spawned worker does not inherit the master's handlers)."""
+    # Imported here, in the worker: the master (and placement-server's
+    # db commands, which import this module) never builds the application.
     from osc_placement.server import app
-    from osc_placement.server import conf as conf_mod
     conf_mod.setup_logging(conf)
     application = app.make_app(conf)
     _tune_gc()

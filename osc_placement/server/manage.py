@@ -21,8 +21,8 @@ import prettytable
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
-from osc_placement.server.db import online_migrations
 from osc_placement.server.db import sync
+from osc_placement.server.objects import online_migrations
 
 LOG = logging.getLogger(__name__)
 # Upstream's exit codes.

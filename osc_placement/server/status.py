@@ -11,7 +11,7 @@ from oslo_upgradecheck import upgradecheck
 
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
-from osc_placement.server.db import online_migrations
+from osc_placement.server.objects import online_migrations
 
 _RUN_MIGRATIONS = 'Run the "placement-manage db online_data_migrations" ' \
                   'command.'

@@ -27,9 +27,9 @@ from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.objects import resource_class
 from osc_placement.server.schemas import allocation_candidate as ac_schema
+from osc_placement.server.schemas import request_groups as rg
 from tests.server import fixtures
 from tests.unit.server import candidate_oracle
 from tests.unit.server import test_candidate_properties as props

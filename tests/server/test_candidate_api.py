@@ -29,11 +29,12 @@ from osc_placement.server.db import tables
 from osc_placement.server import errors
 from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server import http_api
+from osc_placement.server import json_encoding
 from osc_placement.server import microversion
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import request_groups as rg
 from tests.server import candidate_cloud as cloud_db
 from tests.server import fixtures
 from tests.unit.server import candidate_oracle
@@ -68,7 +69,7 @@ class _TwoHostsAndADisk(cloud_db.AppTestCase):
 def sent(answer):
     """An Answer's body as a client receives it: all or parts of it may
     be JSON written ahead (orjson.Fragment)."""
-    return orjson.loads(http_api.json_bytes(answer.body))
+    return orjson.loads(json_encoding.json_bytes(answer.body))
 
 
 class TestAnswer(_TwoHostsAndADisk):

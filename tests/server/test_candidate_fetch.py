@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import request_groups as rg
 from tests.server import candidate_cloud as cloud_db
 from tests.server import fixtures
 from tests.unit.server import candidate_oracle

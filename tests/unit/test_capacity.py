@@ -11,8 +11,8 @@ import random
 from osc_lib import exceptions
 import testtools
 
+from osc_placement import provider_rules
 from osc_placement.resources import capacity
-from osc_placement.resources import providers
 
 
 def inventory(total, reserved=0, ratio=1.0, min_unit=1, max_unit=None,
@@ -25,9 +25,9 @@ def inventory(total, reserved=0, ratio=1.0, min_unit=1, max_unit=None,
 class ArithmeticTests(testtools.TestCase):
 
     def test_capacity_truncates_like_placement(self):
-        self.assertEqual(4, providers.capacity(inventory(3, ratio=1.5)))
-        self.assertEqual(28, providers.capacity(inventory(8, 1, 4.0)))
-        self.assertEqual(0, providers.capacity(inventory(4, 4)))
+        self.assertEqual(4, provider_rules.capacity(inventory(3, ratio=1.5)))
+        self.assertEqual(28, provider_rules.capacity(inventory(8, 1, 4.0)))
+        self.assertEqual(0, provider_rules.capacity(inventory(4, 4)))
 
     def test_slots_honour_unit_limits(self):
         inv = inventory(100, min_unit=10, max_unit=40, step_size=5)

@@ -4,10 +4,10 @@
 from osc_lib import exceptions
 import testtools
 
+from osc_placement import provider_rules
 from osc_placement.resources import common
 from osc_placement.resources import consumer
 from osc_placement.resources import provider_tree
-from osc_placement.resources import providers
 
 
 def inventory(total, reserved=0, ratio=1.0):
@@ -28,10 +28,10 @@ def details(inventories=None, usages=None, traits=(), aggregates=()):
 class TestCapacity(testtools.TestCase):
 
     def test_reserved_then_ratio_truncated(self):
-        self.assertEqual(135, providers.capacity(inventory(100, 10, 1.5)))
+        self.assertEqual(135, provider_rules.capacity(inventory(100, 10, 1.5)))
         # 3 * 1.33 = 3.99: Placement truncates, so does the capacity.
-        self.assertEqual(3, providers.capacity(inventory(3, 0, 1.33)))
-        self.assertEqual(0, providers.capacity(inventory(4, 4, 16.0)))
+        self.assertEqual(3, provider_rules.capacity(inventory(3, 0, 1.33)))
+        self.assertEqual(0, provider_rules.capacity(inventory(4, 4, 16.0)))
 
     def test_summary_and_text(self):
         summary = provider_tree.resources_summary(

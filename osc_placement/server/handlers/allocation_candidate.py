@@ -7,8 +7,8 @@ import threading
 from osc_placement.server import http_api
 from osc_placement.server.objects import candidate_api
 from osc_placement.server.objects import candidate_search
-from osc_placement.server.objects import request_groups
 from osc_placement.server.schemas import allocation_candidate as schema
+from osc_placement.server.schemas import request_groups
 
 
 def list_candidates(req):

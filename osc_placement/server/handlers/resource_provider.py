@@ -6,11 +6,11 @@ import uuid as uuidlib
 from osc_placement.server.handlers import common
 from osc_placement.server import http_api
 from osc_placement.server.objects import provider_list
-from osc_placement.server.objects import request_groups
 from osc_placement.server.objects import resource_class
 from osc_placement.server.objects import resource_provider as rp_obj
 from osc_placement.server.objects import trait as trait_obj
 from osc_placement.server import schemas
+from osc_placement.server.schemas import request_groups
 from osc_placement.server.schemas import resource_provider as schema
 
 

@@ -21,7 +21,7 @@ import math
 import orjson
 
 from osc_placement.server.db import tables
-from osc_placement.server import http_api
+from osc_placement.server import json_encoding
 from osc_placement.server.objects import candidate_fetch
 from osc_placement.server.objects import candidate_response
 from osc_placement.server.objects import candidate_search
@@ -83,7 +83,7 @@ def answer(request, conn, options=candidate_search.SearchOptions()):
     if remembered is not None and remembered.worth_keeping(
             options, result.candidates):
         # Written now, to be remembered, rather than when sent.
-        written = http_api.json_bytes(body)
+        written = json_encoding.json_bytes(body)
         remembered.remember(request, options, snap.inventories, written,
                             len(result.candidates))
         body = orjson.Fragment(written)

@@ -36,7 +36,7 @@ def allocation_candidates_body(result, request, snap):
     requests and summaries are JSON already written (orjson.Fragment),
     kept from earlier answers (see _request_fragments and
     _summaries_written), unless some value is beyond what orjson writes
-    (see http_api.json_bytes): then, as for other answers, plain dicts."""
+    (see json_encoding.json_bytes): then, as for other answers, plain dicts."""
     try:
         return _body(result, request, snap, fragments=True)
     except TypeError:
@@ -48,8 +48,9 @@ def _body(result, request, snap, fragments):
     # Fragments for the summaries of a kept structure's snapshot only, and
     # then for the allocation requests too: every part written ahead is
     # written by orjson here, so that a value it cannot write raises
-    # TypeError now, not when the body is encoded (http_api.json_bytes then
-    # falls back to the standard library, which cannot write fragments).
+    # TypeError now, not when the body is encoded (json_encoding.json_bytes
+    # then falls back to the standard library, which cannot write
+    # fragments).
     fragments = (fragments
                  and candidate_search.KEPT_SUMMARIES in snap.derived
                  and len(result.candidates) <= FRAGMENTS_MAX

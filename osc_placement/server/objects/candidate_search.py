@@ -51,7 +51,7 @@ import random
 import threading
 
 from osc_placement.server.objects import inventory as inv_obj
-from osc_placement.server.objects import request_groups
+from osc_placement.server.schemas import request_groups
 
 SHARING_TRAIT = request_groups.MISC_SHARES_VIA_AGGREGATE
 _NONE = frozenset()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """JSON schemas per route and microversion (plain dicts), and the one
-way a body or a query string is checked against them."""
+way a body or a query string is checked against them; request_groups.py
+parses the resource, trait and aggregate parameters that passed."""
 
 import functools
 

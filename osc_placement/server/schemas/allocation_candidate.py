@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The query schema of ``GET /allocation_candidates`` (upstream's, as
-data), checked by ``check_query`` before objects/request_groups.py parses
+data), checked by ``check_query`` before schemas/request_groups.py parses
 the query."""
 
 import functools
 
 from osc_placement.server import microversion
-from osc_placement.server.objects import request_groups as rg
 from osc_placement.server import schemas
+from osc_placement.server.schemas import request_groups as rg
 
 # Query parameters before granular groups replace the unsuffixed ones:
 # (name, rule that adds it, schema).

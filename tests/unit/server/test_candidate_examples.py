@@ -7,16 +7,16 @@ import uuid as uuid_lib
 import orjson
 import testtools
 
-from osc_placement.server import http_api
+from osc_placement.server import json_encoding
 from osc_placement.server.objects import candidate_response as cr
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import request_groups as rg
 
 
 def sent_body(result, request, snap):
     """The candidates' body as a client receives it: parts of it are
     JSON already (orjson.Fragment), which only the encoding shows."""
-    return orjson.loads(http_api.json_bytes(
+    return orjson.loads(json_encoding.json_bytes(
         cr.allocation_candidates_body(result, request, snap)))
 
 

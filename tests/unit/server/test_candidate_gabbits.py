@@ -9,7 +9,7 @@ allocation-candidates-mappings-sharing.yaml); the layout is the fixture's.
 import testtools
 
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
+from osc_placement.server.schemas import request_groups as rg
 from tests.unit.server.test_candidate_examples import CloudBuilder
 from tests.unit.server.test_candidate_examples import sent_body
 from tests.unit.server.test_candidate_examples import uid

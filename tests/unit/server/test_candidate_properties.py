@@ -29,8 +29,8 @@ import testtools
 
 from osc_placement.server import errors
 from osc_placement.server.objects import candidate_search as cs
-from osc_placement.server.objects import request_groups as rg
 from osc_placement.server.schemas import allocation_candidate as ac_schema
+from osc_placement.server.schemas import request_groups as rg
 from tests.unit.server import candidate_oracle
 from tests.unit.server.test_candidate_examples import sent_body
 

@@ -7,9 +7,9 @@ import testtools
 
 from osc_placement.server import errors
 from osc_placement.server import microversion
-from osc_placement.server.objects import request_groups as rg
 from osc_placement.server import schemas
 from osc_placement.server.schemas import allocation_candidate as ac_schema
+from osc_placement.server.schemas import request_groups as rg
 from osc_placement.server.schemas import resource_provider as rp_schema
 
 AGG1 = 'a1a1a1a1-0000-4000-8000-000000000001'

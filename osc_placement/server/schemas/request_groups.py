@@ -3,7 +3,7 @@
 
 Pure functions, no database: ``GET /allocation_candidates`` and
 ``GET /resource_providers`` hand their query string here, once it passed
-its query schema (osc_placement/server/schemas/), and get typed, immutable
+its query schema (the modules beside this one), and get typed, immutable
 objects back. Every malformed value raises ``errors.BadRequest`` with
 upstream Placement's text and code.
 
