@@ -18,6 +18,8 @@ import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
 
+_COMMIT = b'COMMIT'
+
 
 def available(conn):
     """Whether ``conn`` can send statements here."""
@@ -55,7 +57,10 @@ def run(conn, statements, commit=False):
             for cursor, (text, params) in zip(cursors, statements):
                 cursor.execute(text, params, prepare=True)
             if commit:
-                raw.commit()
+                # Sent as a statement: the driver's commit() would sync
+                # the pipeline, and leaving it would sync it again, one
+                # more round trip.
+                raw.execute(_COMMIT)
         return [cursor.fetchall() for cursor in cursors]
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _as_sqlalchemy_error(conn, raw, statements, exc,
