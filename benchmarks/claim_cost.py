@@ -467,15 +467,17 @@ class Wire:
             if message in ('Query', 'Parse'):
                 if '"BEGIN' in detail:
                     self.begins[kind] += 1
-                elif '"COMMIT' in detail:
+                elif '"COMMIT"' in detail:
                     self.commits[kind] += 1
                 burst.append(_sent_name(message, detail))
             elif message == 'Bind':
                 # A statement prepared earlier: only its name is sent.
                 name = detail.split(' ')[1] if ' ' in detail else detail
                 if name != '""':
-                    burst.append(_sent_name('Query', prepared.get(
-                        name.strip('"'), 'prepared ' + name)))
+                    text = prepared.get(name.strip('"'), 'prepared ' + name)
+                    # The driver prepares a COMMIT it sends often.
+                    self.commits[kind] += text == 'COMMIT'
+                    burst.append(_sent_name('Query', text))
 
 
 def _prepared_names(dbapi_conn):
