@@ -206,6 +206,21 @@ class TestStatementBudget(AllocationTestCase):
             'osc_placement.server.db.pipeline.run', run))
         return trips
 
+    def test_claim_keeps_awkward_project_and_user_ids_as_sent(self):
+        """On PostgreSQL the claim's lists go as array literals: quotes,
+        backslashes, commas, braces and the word NULL stay themselves."""
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        consumer = str(uuidlib.uuid4())
+        project, user = 'p,"q\\r{s} t', 'NULL'
+        status, _ = self.call('PUT', '/allocations/' + consumer, {
+            'allocations': {rp: {'resources': {'VCPU': 1}}},
+            'project_id': project, 'user_id': user,
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+        self.assertEqual(204, status)
+        _, body = self.call('GET', '/allocations/' + consumer)
+        self.assertEqual((project, user),
+                         (body['project_id'], body['user_id']))
+
     def test_claim_of_an_existing_consumer_takes_the_general_path(self):
         rp = self.provider('one', {'VCPU': {'total': 8}})
         consumer = str(uuidlib.uuid4())

@@ -50,12 +50,13 @@ def run(conn, statements, commit=False):
             # a noticeable part of a short read.
             [(text, params)] = statements
             cursor = raw.cursor(binary=True)
-            cursor.execute(text, params, prepare=True)
+            cursor.execute(text, _with_array_texts(params), prepare=True)
             return [cursor.fetchall()]
         with raw.pipeline():
             cursors = [raw.cursor(binary=True) for _ in statements]
             for cursor, (text, params) in zip(cursors, statements):
-                cursor.execute(text, params, prepare=True)
+                cursor.execute(text, _with_array_texts(params),
+                               prepare=True)
             if commit:
                 # Sent as a statement: the driver's commit() would sync
                 # the pipeline, and leaving it would sync it again, one
@@ -65,6 +66,34 @@ def run(conn, statements, commit=False):
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _as_sqlalchemy_error(conn, raw, statements, exc,
                                    commit) from exc
+
+
+def _with_array_texts(params):
+    """``params`` with each list of strings, integers and None written
+    as a PostgreSQL array literal. The statements compiled here cast
+    every array parameter to its type, and the driver's own adaptation
+    of a list looks for its elements' type at every call, a large part
+    of a claim's Python."""
+    if not params:
+        return params
+    return {name: _array_text(value) if type(value) is list else value
+            for name, value in params.items()}
+
+
+def _array_text(values):
+    items = []
+    for value in values:
+        if value is None:
+            items.append('NULL')
+        elif type(value) is int:
+            items.append(str(value))
+        elif type(value) is str:
+            items.append('"%s"' % value.replace('\\', '\\\\').replace(
+                '"', '\\"'))
+        else:
+            # Anything else keeps the driver's adaptation.
+            return values
+    return '{%s}' % ','.join(items)
 
 
 def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
