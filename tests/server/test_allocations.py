@@ -167,12 +167,13 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(len(small), len(large), large)
         self.assertLessEqual(len(large), 10, large)
 
-    def test_claim_is_two_round_trips_on_postgresql(self):
-        """A new consumer's claim (a scheduler's) on PostgreSQL: BEGIN,
-        the ids and the consumer's absence, the providers' locks (their
-        usage rows, then the providers) and the providers' read in one
-        round trip; the write and the COMMIT in the other. The writers
-        queued behind it wait for one round trip and the commit."""
+    def test_claim_is_two_pipelines_on_postgresql(self):
+        """A new consumer's claim (a scheduler's) on PostgreSQL, after
+        the driver's BEGIN: the ids and the consumer's absence, the
+        providers' locks (their usage rows, then the providers) and the
+        providers' read in one round trip; the write and the COMMIT in
+        the other. The writers queued behind it wait for one round trip
+        and the commit."""
         rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
                for n in range(3)]
         self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])

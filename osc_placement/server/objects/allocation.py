@@ -534,9 +534,9 @@ def replace(conn, writes, messages=None, alone=False):
 
 def _read_for_claim(conn, writes, named):
     """A scheduler's claim (new consumers, each with allocations) on
-    PostgreSQL through psycopg, in two round trips where the general path
-    takes seven: what it reads after BEGIN in one with BEGIN, and its
-    writes with the COMMIT. (ids, providers) as
+    PostgreSQL through psycopg, in three round trips where the general
+    path takes seven: the driver's BEGIN, then everything it reads in
+    one, and its writes with the COMMIT in one. (ids, providers) as
     _read_consumers and _load_providers give them, the providers' locks
     taken as _queue_for_providers takes them; None for any other write,
     or when a named consumer exists after all: nothing is locked then,
