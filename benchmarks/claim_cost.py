@@ -717,7 +717,7 @@ def http_loop(url, threads, seconds, cpu_of):
 
 
 def http_pass(connection, engine, thread_counts, seconds, workers,
-              threads, source_tree=None):
+              threads, source_tree=None, warm_seconds=2):
     process, url = local_server.start(connection, workers=workers,
                                       threads=threads, seconds=120,
                                       source_tree=source_tree)
@@ -726,8 +726,9 @@ def http_pass(connection, engine, thread_counts, seconds, workers,
             server = [process.pid] + scale.children(process.pid)
             return (sum(scale.cpu_seconds(pid) for pid in server),
                     _backend_cpu_seconds(_backend_pids(engine)))
-        # The workers' first answers read the cloud: not measured.
-        http_loop(url, max(thread_counts), 2, cpu_of)
+        # The workers' first answers read the cloud, and a thread of each
+        # reads every tree to keep: not measured.
+        http_loop(url, max(thread_counts), warm_seconds, cpu_of)
         return [http_loop(url, n, seconds, cpu_of) for n in thread_counts]
     finally:
         local_server.stop(process)
@@ -838,6 +839,10 @@ def parse_args(argv):
                         help='Client thread counts of the HTTP loops '
                              '(none by default: no server is started).')
     parser.add_argument('--http-seconds', type=float, default=5.0)
+    parser.add_argument('--http-warm-seconds', type=float, default=2,
+                        help='Claims made unmeasured after each server '
+                        'starts (a large cloud needs more: every tree is '
+                        'read to keep).')
     parser.add_argument('--http-rounds', type=int, default=1,
                         help='HTTP passes per side, the sides alternating.')
     parser.add_argument('--baseline-tree',
@@ -903,7 +908,7 @@ def http_sides(args, engine):
             runs[side] += http_pass(
                 args.database_connection, engine, args.http_threads,
                 args.http_seconds, args.workers, args.threads,
-                source_tree=sides[side])
+                source_tree=sides[side], warm_seconds=args.http_warm_seconds)
     return runs
 
 
