@@ -112,6 +112,9 @@ def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
 
 
 def _no_answer(exc):
-    """Whether the driver's error came without the database's answer (a
-    connection lost): only an answered error says what happened."""
-    return getattr(exc, 'sqlstate', None) is None
+    """Whether the driver's error says the connection failed before the
+    database answered: libpq's errors carry no SQLSTATE, and a lost
+    connection is its OperationalError (db_engine.not_serving's test).
+    An error the driver raised before sending anything is neither."""
+    return (getattr(exc, 'sqlstate', None) is None
+            and db_engine.not_serving(exc))
