@@ -14,8 +14,9 @@ Two kinds of series, kept apart:
   worker writes them to prometheus_client's values every
   FLUSH_SECONDS, and the process answering a scrape writes its own
   first, so its counts are exact and another worker's may be up to
-  FLUSH_SECONDS late. A worker that ends normally writes its sums at
-  exit; one that is killed loses those of its last FLUSH_SECONDS. A
+  FLUSH_SECONDS late. A worker that ends through Python's exit writes
+  its sums then (granian's forked workers skip it); one that ends
+  otherwise loses those of its last FLUSH_SECONDS. A
   single process counts the same way (one path; the sums cost less than
   prometheus_client's own calls) and writes them before each scrape.
 - Computed when scraped, by the process answering: the cloud's capacity

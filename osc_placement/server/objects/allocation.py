@@ -536,7 +536,8 @@ def _read_for_claim(conn, writes, named):
     """A scheduler's claim (new consumers, each with allocations) on
     PostgreSQL through psycopg, in three round trips where the general
     path takes seven: the driver's BEGIN, then everything it reads in
-    one, and its writes with the COMMIT in one. (ids, providers) as
+    one, and its writes with the COMMIT in one (a new project or user
+    adds its insert). (ids, providers) as
     _read_consumers and _load_providers give them, the providers' locks
     taken as _queue_for_providers takes them; None for any other write,
     or when a named consumer exists after all: nothing is locked then,
@@ -649,8 +650,10 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers,
     A swap that matched fewer providers than it named inserted nothing;
     the request then re-runs, as for _bump_providers. Committed already,
     it leaves those providers' generations one higher, which tells their
-    readers only that something changed: the locks _read_for_claim took
-    keep that from happening at all."""
+    readers only that something changed. Under the locks _read_for_claim
+    takes the swap always matches; it can fall short only when a
+    consumer of the claim appeared between its probe and its locks, and
+    then the insert fails the consumer's unique key anyway."""
     ordered = sorted(bumped, key=lambda p: p['id'])
     rows = [(w.uuid, providers[uuid]['id'], class_ids[name], amount)
             for w in writes for uuid, resources in w.allocations.items()
