@@ -589,31 +589,41 @@ def verify(client, engine, sample, threads):
 
 # -- flatness
 def growth(series, baseline_intervals):
-    """Throughput and memory at the end against the baseline: the mean
-    claims/s of the first ``baseline_intervals`` and the memory at their
-    end (half the run when it is shorter)."""
+    """Throughput and memory at the end against the start, each the mean
+    of a window of ``baseline_intervals`` intervals: the first window for
+    throughput; for memory, the window after it, once the caches have
+    filled. A worker's memory moves from one minute to the next by more
+    than the growth looked for, so single samples would say little."""
     if len(series) < 2:
         return {}
-    base = min(baseline_intervals, len(series) // 2)
-    first, last = series[:base], series[-1]
-    at_base = series[base - 1]
+    window = max(1, min(baseline_intervals, len(series) // 3))
+    warm = min(window, len(series) - 2 * window) if len(series) > 2 else 0
+    first, settled, last = (series[:window],
+                            series[warm:warm + window], series[-window:])
 
-    def percent(now, then):
+    def mean(frames, pick):
+        return statistics.mean(pick(f) for f in frames)
+
+    def percent(pick, now, then):
+        now, then = mean(now, pick), mean(then, pick)
         return round(100.0 * (now - then) / then, 1) if then else None
 
-    base_claims = statistics.mean(f['claims_per_s'] for f in first)
+    workers = min(len(f['server_rss_mib']) for f in settled + last)
     return {
-        'baseline_intervals': base,
-        'claims_per_s_baseline': round(base_claims, 2),
-        'claims_per_s_last': last['claims_per_s'],
-        'claims_growth_pct': percent(last['claims_per_s'], base_claims),
-        'server_rss_growth_pct': percent(sum(last['server_rss_mib']),
-                                         sum(at_base['server_rss_mib'])),
+        'baseline_intervals': window,
+        'memory_from_interval': warm + 1,
+        'claims_per_s_baseline': round(
+            mean(first, lambda f: f['claims_per_s']), 2),
+        'claims_per_s_last': round(mean(last, lambda f: f['claims_per_s']), 2),
+        'claims_growth_pct': percent(lambda f: f['claims_per_s'], last,
+                                     first),
+        'server_rss_growth_pct': percent(lambda f: sum(f['server_rss_mib']),
+                                         last, settled),
         'worker_rss_growth_pct': [
-            percent(now, then) for now, then in
-            zip(last['server_rss_mib'], at_base['server_rss_mib'])],
-        'postgres_pss_growth_pct': percent(last['postgres_pss_mib'],
-                                           at_base['postgres_pss_mib'])}
+            percent(lambda f, i=i: f['server_rss_mib'][i], last, settled)
+            for i in range(workers)],
+        'postgres_pss_growth_pct': percent(lambda f: f['postgres_pss_mib'],
+                                           last, settled)}
 
 
 def summary_lines(series, flat):
@@ -626,12 +636,14 @@ def summary_lines(series, flat):
         dict(total) or 'none')]
     if flat:
         lines.append(
-            'claims/s: first %d intervals %.1f, last %.1f (%+.1f%%); '
-            'memory at interval %d to the last: server %+.1f%% (parent, '
+            'claims/s, means of the first and last %d intervals: %.1f, '
+            '%.1f (%+.1f%%); memory, means of the %d intervals from '
+            'interval %d and of the last: server %+.1f%% (parent, '
             'workers: %s), PostgreSQL PSS %+.1f%%' % (
                 flat['baseline_intervals'], flat['claims_per_s_baseline'],
                 flat['claims_per_s_last'], flat['claims_growth_pct'] or 0,
-                flat['baseline_intervals'], flat['server_rss_growth_pct'] or 0,
+                flat['baseline_intervals'], flat['memory_from_interval'],
+                flat['server_rss_growth_pct'] or 0,
                 ', '.join('%+.1f%%' % (p or 0)
                           for p in flat['worker_rss_growth_pct']),
                 flat['postgres_pss_growth_pct'] or 0))
@@ -730,8 +742,9 @@ def parse_args(argv):
     parser.add_argument('--interval', type=float, default=60,
                         help='seconds between report lines')
     parser.add_argument('--baseline-minutes', type=float, default=10,
-                        help='the start of the run the end is compared '
-                             'with')
+                        help='the length of the windows compared: the '
+                             'first with the last for throughput, the one '
+                             'after the first with the last for memory')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--threads', type=int, default=4)
     parser.add_argument('--clients', type=int, default=4)

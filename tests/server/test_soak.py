@@ -131,16 +131,31 @@ class TestFigures(testtools.TestCase):
         record['reserved'] = 100
         self.assertEqual(0, soak.new_reserved(record, 0))
 
-    def test_growth_compares_the_end_with_the_baseline(self):
+    def test_growth_compares_window_means(self):
         def minute(claims, workers, postgres):
             return {'claims_per_s': claims, 'server_rss_mib': workers,
                     'postgres_pss_mib': postgres}
-        series = ([minute(90, [100, 200], 50)]
-                  + [minute(110, [100, 200], 50)]
-                  + [minute(100, [110, 200], 55)] * 3)
-        flat = soak.growth(series, 2)
-        self.assertEqual(100, flat['claims_per_s_baseline'])
-        self.assertEqual(0.0, flat['claims_growth_pct'])
+        # The first window (caches filling) sets the throughput's
+        # baseline only; memory is compared from the second window on,
+        # and one worker's jumpy last minute moves a mean, not the verdict.
+        series = ([minute(90, [50, 200], 10)] * 3
+                  + [minute(100, [100, 200], 50)] * 3
+                  + [minute(90, [100, 200], 50)] * 2
+                  + [minute(120, [130, 200], 65)])
+        flat = soak.growth(series, 3)
+        self.assertEqual(3, flat['baseline_intervals'])
+        self.assertEqual(4, flat['memory_from_interval'])
+        self.assertEqual(90, flat['claims_per_s_baseline'])
+        self.assertEqual(100, flat['claims_per_s_last'])
+        self.assertEqual(11.1, flat['claims_growth_pct'])
         self.assertEqual([10.0, 0.0], flat['worker_rss_growth_pct'])
         self.assertEqual(3.3, flat['server_rss_growth_pct'])
         self.assertEqual(10.0, flat['postgres_pss_growth_pct'])
+
+    def test_growth_of_a_short_run_still_compares_start_and_end(self):
+        series = [{'claims_per_s': c, 'server_rss_mib': [m],
+                   'postgres_pss_mib': m} for c, m in ((100, 100),
+                                                       (50, 110))]
+        flat = soak.growth(series, 10)
+        self.assertEqual(-50.0, flat['claims_growth_pct'])
+        self.assertEqual(10.0, flat['server_rss_growth_pct'])
