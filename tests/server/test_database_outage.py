@@ -22,6 +22,7 @@ server is shared.
         .venv/bin/python -m testtools.run tests.server.test_database_outage
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -44,6 +45,7 @@ from benchmarks import local_server
 from osc_placement.server import app as app_mod
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import pipeline
 from osc_placement.server.db import tables
 from tests.server import fixtures as server_fixtures
 from tests.server import tcp_relay
@@ -313,6 +315,36 @@ class TestClassification(testtools.TestCase):
         # The next request gets a new connection.
         with self.db.read() as conn:
             self.assertEqual(1, conn.exec_driver_sql('SELECT 1').scalar())
+
+    def test_a_lost_connection_in_a_pipeline_renews_the_pool(self):
+        with self.db.read() as conn:
+            if not pipeline.available(conn):
+                self.skipTest('statements go through psycopg itself '
+                              'on PostgreSQL only')
+        backends = self.pooled_backends(2)
+        with server_fixtures.database().read() as conn:
+            for backend in backends:
+                conn.exec_driver_sql('SELECT pg_terminate_backend(%d)'
+                                     % backend)
+        try:
+            with self.db.read() as conn:
+                pipeline.run(conn, [('SELECT 1', None)])
+        except Exception as exc:
+            self.assertTrue(db_engine.is_unavailable(exc), repr(exc))
+        else:
+            self.fail('a statement on a terminated connection succeeded')
+        # The other pooled connection, ended too, is not handed out.
+        with self.db.read() as conn:
+            self.assertEqual(1, conn.exec_driver_sql('SELECT 1').scalar())
+
+    def pooled_backends(self, count):
+        """The backend ids of ``count`` connections, all back in the
+        pool, in use a moment ago (no idle ping will check them)."""
+        with contextlib.ExitStack() as stack:
+            conns = [stack.enter_context(self.db.read())
+                     for _ in range(count)]
+            return [conn.exec_driver_sql('SELECT pg_backend_pid()').scalar()
+                    for conn in conns]
 
 
 class TestReadOnlyPostgreSQL(OutageAssertions, testtools.TestCase):

@@ -322,6 +322,15 @@ def is_unavailable(exc):
     return exc.connection_invalidated or not_serving(exc.orig)
 
 
+def renew_pool(engine):
+    """Discard every pooled connection opened so far, as SQLAlchemy does
+    itself on a disconnect it meets: after a restart or a failover the
+    others are dead or talk to the old node too. For errors met outside
+    SQLAlchemy's execution (db.pipeline); connections checked out now are
+    dropped when they come back."""
+    engine.dispose()
+
+
 def not_serving(orig):
     """Whether the driver's error ``orig`` is one of a database that
     cannot serve now: connection refused or lost, shutting down,

@@ -99,9 +99,10 @@ def _array_text(values):
 def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
     # As the engine's own error handling does for statements it sends: a
     # connection that broke, or whose database cannot serve now (see
-    # db_engine.not_serving), is not used again.
+    # db_engine.not_serving), is not used again, nor any pooled with it.
     if raw.broken or db_engine.not_serving(exc):
         conn.invalidate(exc)
+        db_engine.renew_pool(conn.engine)
     error = sa.exc.DBAPIError.instance(
         '; '.join(text for text, _ in statements), None, exc,
         conn.dialect.loaded_dbapi.Error,
