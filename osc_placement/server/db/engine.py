@@ -244,8 +244,19 @@ def _postgresql_engine(url, conf):
         dbapi_conn.prepared_max = _PG_PREPARED_MAX
 
     if engine.dialect.driver == 'psycopg':
-        engine.dialect.do_rollback = _rollback_keeping_prepared
+        replace_rollback(engine, _rollback_keeping_prepared)
     return engine
+
+
+def replace_rollback(engine, rollback):
+    """Have ``engine`` roll back with ``rollback(dbapi_connection)``, for
+    a transaction and for the pool's reset of a returned connection.
+
+    The server's one patch of SQLAlchemy: it has no public hook for
+    this, so the dialect's ``do_rollback`` is replaced, and
+    tests/server/test_engine.py checks that the installed SQLAlchemy
+    still calls it on both paths."""
+    engine.dialect.do_rollback = rollback
 
 
 def _rollback_keeping_prepared(dbapi_conn):
