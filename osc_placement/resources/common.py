@@ -91,6 +91,31 @@ class PlacementCommand(version.CheckerMixin):
         return self.placement.request('GET', url, params=params).json()
 
 
+class NamedItemCommand(PlacementCommand):
+    """A command on one item of a collection (a resource class, a trait),
+    named by its one positional argument.
+
+    ``collection`` is the collection's URL and ``name_help`` the
+    argument's help. A command whose whole answer is the request's
+    success names only its ``method``; others write ``take_action``.
+    """
+
+    collection = None
+    name_help = None
+    method = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>', help=self.name_help)
+        return parser
+
+    def item_url(self, name):
+        return '%s/%s' % (self.collection, name)
+
+    def take_action(self, parsed_args):
+        self.placement.request(self.method, self.item_url(parsed_args.name))
+
+
 def flushes_often(stream):
     """True for a text stream that passes each write, or each line, on to
     the system at once."""
