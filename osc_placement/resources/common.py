@@ -51,11 +51,10 @@ class PlacementCommand(version.CheckerMixin):
     def produce_output(self, parsed_args, column_names, data):
         """cliff's output, handed to a flushing stdout in one write.
 
-        cliff's JSON formatter writes each token on its own (about 330,000
-        writes for 13,500 providers), and a stdout that flushes at every
-        write (``PYTHONUNBUFFERED``, ``python -u``) or line (a terminal)
-        makes each a system call: 60 ms of CPU more for that list. A
-        buffered stdout (a pipe, a file) is left as it is.
+        cliff's formatters write in small pieces, and a stdout that
+        flushes at every write (``PYTHONUNBUFFERED``) or line (a
+        terminal) makes each a system call. A buffered stdout is left
+        as it is.
         """
         stdout = self.app.stdout
         if not flushes_often(stdout):
