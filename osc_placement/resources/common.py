@@ -151,11 +151,9 @@ def required_query(required, forbidden):
     """The ``required`` query values for --required/--forbidden options.
 
     A value holding a comma is an any-of list (feature ``any_of_traits``)
-    and becomes its own
-    ``in:`` entry; every plain name and every forbidden name (``!NAME``)
-    share one more entry. Returned as a list so the key repeats, e.g.
-    ``--required A,B --required C --forbidden D`` gives
-    ``['in:A,B', 'C,!D']``.
+    and becomes its own ``in:`` entry; plain and forbidden (``!NAME``)
+    names share one more: ``--required A,B --required C --forbidden D``
+    gives ``['in:A,B', 'C,!D']``, a list so that the key repeats.
     """
     any_of = ['in:' + value for value in required or () if ',' in value]
     plain = [value for value in required or () if ',' not in value]
@@ -226,8 +224,8 @@ def dict_properties(item, fields):
     (a dry run's unset inventory fields, say), without importing
     ``osc_lib.utils``, which pulls in openstacksdk.
     """
-    # A list, not a generator: tuple() of a generator costs twice as much,
-    # and ``resource provider list`` calls this once per provider.
+    # A list, not a generator, which tuple() consumes more slowly:
+    # ``resource provider list`` calls this once per provider.
     return tuple([item.get(field, '') for field in fields])
 
 

@@ -253,13 +253,9 @@ def replace_rollback(engine, rollback):
 def _rollback_keeping_prepared(dbapi_conn):
     """ROLLBACK without psycopg's forgetting of prepared statements.
 
-    psycopg's rollback() also deallocates every statement it prepared on
-    the connection, in case the transaction changed the schema they were
-    planned for. The API never changes the schema, and every failed write
-    (each 409 of a scheduler's race for a host) then cost the next
-    requests on that connection a parse and plan of each statement for
-    five more executions: several milliseconds of database time apiece
-    for the candidate statements. A plain ROLLBACK keeps them."""
+    psycopg's rollback() deallocates them in case the schema changed; the
+    API never changes it, and each failed write (a scheduler's 409) would
+    cost the next requests on the connection their statements' plans."""
     # SQLAlchemy passes the driver's connection or the pool's proxy of it.
     raw = getattr(dbapi_conn, 'dbapi_connection', dbapi_conn)
     if raw.info.transaction_status.name != 'IDLE':
