@@ -3,10 +3,8 @@
 
 Only HTTP: benchmarks must be able to point at any Placement service.
 Built on the standard library's http.client, one keep-alive connection
-per thread: the timer should see the service, and the requests library
-spent 1 to 3 ms of its own per request (measured against the same
-server, a limit=10 answer: 4.7 ms through requests, 3.1 ms through
-http.client), on the two cores the services share with it.
+per thread: the timer should see the service, not the requests
+library's own work per request on the cores the services share with it.
 """
 
 import concurrent.futures

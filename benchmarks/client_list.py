@@ -31,7 +31,7 @@ timing it checks that the three print the same bytes::
 Before timing, our package is compiled to ``.pyc`` files as pip compiles
 an installed one (upstream's virtualenv has them): an editable install run
 with ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile our modules
-from source in every process, about 20 ms that no installed client pays.
+from source in every process, a cost no installed client pays.
 ``--no-compile`` leaves that out.
 """
 

@@ -9,10 +9,8 @@ that session's catalogue (or ``compute_endpoint_override`` /
 for one microversion, ``MICROVERSION``: hypervisor ids that are the
 compute nodes' UUIDs (2.53), migration UUIDs and paging (2.59), flavors
 with their extra specs (2.61) and servers of an unreachable cell listed
-as UNKNOWN rather than left out (2.69).
-
-Every failure becomes an osc-lib ``CommandError`` whose text names Nova,
-so that it is not taken for Placement's.
+as UNKNOWN rather than left out (2.69). Every failure becomes an osc-lib
+``CommandError`` whose text names Nova, not to be taken for Placement's.
 """
 
 from keystoneauth1 import exceptions as ks_exc

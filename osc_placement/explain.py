@@ -1,26 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Why a tree is, or is not, an allocation candidate.
 
-The rules of ``GET /allocation_candidates`` applied to the providers around
-one tree: the tree itself and the sharing providers that serve it. Nothing
-here sends a request; ``resources/candidate_explain.py`` reads the
-providers through the public API and hands them over.
-
-A request is judged the way Placement judges it, anchor root by anchor
-root:
-
-* each request group gets its *choices* under the anchor: for a suffixed
-  group one provider that takes all of the group's resources and meets its
-  traits and aggregates by itself; for the unsuffixed group one provider
-  per class (of the tree, or a sharing provider serving it) and traits met
-  by the providers that supply resources, together;
-* a tree is a candidate when some combination of one choice per group
-  passes ``group_policy=isolate``, ``same_subtree``, the capacity of the
-  summed amounts and, before nested allocation candidates, the
-  one-provider-per-tree rule; and its root passes ``root_required``.
-
-Every check that can fail is also reported on its own, per group and per
-provider, so that an operator sees every reason at once.
+The rules of ``GET /allocation_candidates`` applied to the providers
+around one tree: the tree and the sharing providers that serve it, read
+by ``resources/candidate_explain.py``; nothing here sends a request. A
+request is judged as Placement judges it, anchor root by anchor root
+(doc/source/user/explain.rst), and every check that can fail is
+reported on its own, per group and per provider, so that an operator
+sees every reason at once.
 """
 
 import collections

@@ -1,49 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The request Nova's scheduler sends to Placement for a flavor.
 
-Operators think in flavors; Placement answers requests of resource classes
-and traits. ``translate(flavor)`` turns Nova's flavor (the dict of its
-compute API, extra specs included) into the ``GET /allocation_candidates``
-request Nova's scheduler would send for a server of that flavor booted
-from an image, by the rules of Nova's scheduler (``ResourceRequest`` and
-the request filters) as of Nova 34.0.0:
-
-* Extra specs ``resources[SUFFIX]:<class>=<amount>`` set a class in the
-  unsuffixed group or in group SUFFIX; ``trait[SUFFIX]:<trait>`` with
-  ``required`` or ``forbidden`` adds a trait; ``group_policy`` is
-  ``none`` or ``isolate``. Values Nova ignores (a negative or non-integer
-  amount, another trait value, another policy) are ignored here too, with
-  a note.
-* ``hw:cpu_policy=dedicated`` asks for PCPU instead of VCPU, ``mixed``
-  for both (the dedicated ones from ``hw:cpu_dedicated_mask`` or the
-  realtime mask); ``hw:emulator_threads_policy=isolate`` adds one PCPU;
-  ``hw:cpu_thread_policy`` isolate/require forbids/requires
-  HW_CPU_HYPERTHREADING.
-* Then the flavor itself fills what the extra specs left out, in the
-  unsuffixed group: VCPU (unless VCPU or PCPU is asked for in any group),
-  MEMORY_MB, and DISK_GB = root + ephemeral + swap (MB rounded up to whole
-  GB), each only when no group names that class already. An amount of 0
-  removes the class; a group left empty goes.
-* Extra specs that become traits: memory encryption (with one
-  MEM_ENCRYPTION_CONTEXT), vTPM, secure boot, socket PCI NUMA affinity,
-  maxphysaddr, persistent memory namespaces as classes.
-* The request filters Nova always runs: the root provider must not have
-  COMPUTE_STATUS_DISABLED (``root_required=!COMPUTE_STATUS_DISABLED``),
-  and must have the traits of packed virtqueues, ephemeral encryption,
-  virtio sound and vTPM secret security when the flavor asks for those.
-  OWNER_NOVA, which Nova 34 requires of the root once every compute is
-  upgraded, is added only when asked for (``owner_nova``).
-
-What depends on more than the flavor is left out: the image's
-properties, the availability zone, tenant and isolated aggregates, a
-requested host, ports and Cyborg device profiles, PCI devices in
-Placement (a configuration option) and Nova's ``limit``
-(``[scheduler]max_placement_results``). A flavor Nova's API refuses
-raises ``FlavorRequestError``.
-
-The result is in the shape ``allocation candidate list`` parses its
-options into (``allocation_candidate.new_group``), so explain and
-capacity judge it as they judge options.
+Operators think in flavors; Placement answers requests of resource
+classes and traits. ``translate(flavor)`` turns Nova's flavor (the dict
+of its compute API, extra specs included) into the ``GET
+/allocation_candidates`` request Nova's scheduler would send for a server
+of that flavor booted from an image, by the rules of Nova's
+``ResourceRequest`` and request filters (doc/source/user/explain.rst
+lists them). What depends on more than the flavor (the image, the
+availability zone, a requested host, ports) is left out. The result is
+in the shape ``allocation candidate list`` parses its options into, so
+explain and capacity judge it as they judge options.
 """
 
 import math

@@ -135,12 +135,9 @@ def wire_log_shown():
     """True when a debug record of keystoneauth1's request and response
     log would reach a handler (``--debug``, a debug log file).
 
-    keystoneauth1 builds that record whenever its logger is enabled for
-    debug, and the shells enable every logger (the root logger is at
-    DEBUG) and filter at their handlers. Building it is not free: a JSON
-    body is parsed and serialised again to hide service catalogues, about
-    0.1 s of CPU for 13,500 providers, for a record no handler prints. So
-    the log is asked for only when some handler would print it.
+    The shells enable every logger and filter at their handlers, and
+    building the record parses and serialises a JSON body again, so the
+    log is asked for only when some handler would print it.
     """
     return any(_debug_reaches_a_handler(logging.getLogger(name))
                for name in WIRE_LOGGERS)
@@ -279,22 +276,15 @@ def connection_error_message(exc, endpoint):
 class LeanGets:
     """Plain GETs sent over kept-alive ``http.client`` connections.
 
-    A command that reads every provider of a cloud sends two requests per
-    provider, and the keystoneauth1 session and requests spend several
-    times the CPU of the request itself on each (adapters, hooks, cookie
-    jars, header merging, logging), the client's bottleneck on a big
-    cloud. Here the endpoint is resolved once, the auth headers are asked
-    of the session for every request (so an expiring token is still
-    renewed), and the request goes out on an idle connection of a small
-    pool.
+    For a command that reads every provider, the session's per-request
+    machinery (adapters, hooks, cookie jars, logging) is the client's
+    bottleneck. The endpoint is resolved once; the auth headers are
+    asked of the session for every request, so a token is still renewed.
 
-    ``get`` returns None, and the caller sends the request through the
-    session instead, when the wire log is shown (``--debug``), when a
-    proxy applies, when the endpoint or auth headers cannot be had, on a
-    401 or a redirect (re-authentication and redirects stay the
-    session's), and when a connection fails. Any other error status
-    raises what the session's path raises for it, with the same text and
-    request id.
+    ``get`` returns None, and the caller uses the session instead, with
+    the wire log shown, a proxy, no endpoint or auth headers, a 401 or a
+    redirect (the session's to handle), or a failed connection. Any other
+    error status raises what the session's path raises.
     """
 
     def __init__(self, session, ks_filter):

@@ -9,6 +9,7 @@ or not. The HTTP client is imported only when a placement command runs.
 import logging
 import os
 
+from osc_placement import library_seams
 from osc_placement import version
 
 LOG = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def make_client(instance):
     """Build the Placement client from the osc-lib client manager."""
     from osc_placement import http
 
-    requested = instance._api_version[API_NAME]
+    requested = library_seams.requested_api_versions(instance)[API_NAME]
     if not version.is_supported(requested):
         from osc_lib import exceptions
         raise exceptions.UnsupportedVersion(

@@ -18,11 +18,11 @@ import os
 import sys
 
 from cliff import app
-from cliff import command as cliff_command
 from cliff import commandmanager
 from cliff import complete
 from cliff import help as cliff_help
 
+from osc_placement import library_seams
 from osc_placement import plugin
 
 COMMAND_GROUP = 'openstack.placement.v1'
@@ -175,9 +175,7 @@ class PlacementShell(app.App):
         parser = super().build_option_parser(description, version,
                                              argparse_kwargs)
         parser.prog = 'placement'
-        for action in parser._actions:
-            if isinstance(action, argparse._VersionAction):
-                action.version = 'placement %s' % version
+        library_seams.set_version_text(parser, 'placement %s' % version)
         parser.add_argument(
             '--os-cloud', metavar='<cloud-config-name>', dest='cloud',
             default=env('OS_CLOUD'),
@@ -508,17 +506,12 @@ def _package_version():
 
 
 def skip_distribution_scan():
-    """Spare cliff its scan of every installed distribution.
-
-    To end a command's help with "provided by the X plugin" when X is not
-    the shell's own distribution, cliff maps every importable package to
-    its distribution, reading the metadata of everything installed: about
-    half of a short command's run here. Every command of ours and this
-    shell are in osc-placement, so the line is never printed; telling
-    cliff that mapping up front gives the same help without the scan.
-    """
-    if getattr(cliff_command, '_dists_by_mods', False) is None:
-        cliff_command._dists_by_mods = {'osc_placement': 'osc-placement'}
+    """Spare cliff its scan of every installed distribution, which it
+    runs to end a command's help with "provided by the X plugin" when X
+    is not the shell's distribution: here every command and the shell
+    are in osc-placement, so the line is never printed."""
+    library_seams.name_distribution_up_front('osc_placement',
+                                             'osc-placement')
 
 
 def main(argv=None):

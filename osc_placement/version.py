@@ -17,6 +17,8 @@ import functools
 import operator
 import re
 
+from osc_placement import library_seams
+
 Feature = collections.namedtuple('Feature', 'microversion what')
 
 # Named client features, oldest first, and what each is as a client user
@@ -306,7 +308,8 @@ def requested_version(app):
     sends a request.
     """
     try:
-        requested = app.client_manager._api_version['placement']
+        requested = library_seams.requested_api_versions(
+            app.client_manager)['placement']
     except (AttributeError, KeyError, TypeError):
         return None
     return None if requested in NEGOTIATE_VERSIONS else requested

@@ -1,16 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Placement judged against Nova: leaked allocations, stale providers,
-consumer types.
+consumer types (``consumer audit``, ``stale list``, ``consumer type
+sync``); the verdicts are ``osc_placement.audit``'s.
 
-``openstack resource provider consumer audit`` finds consumers that no
-live server or migration under way accounts for, ``openstack resource
-provider stale list`` providers of compute nodes Nova no longer has, and
-``openstack resource provider consumer type sync`` gives Nova's consumers
-the type Nova never sets. Each reads Placement and Nova's public API with
-the command's session; the verdicts are ``osc_placement.audit``'s.
-
-What is written follows one rule: a consumer's allocations and generation
-are read, then Nova is asked again about that consumer, then the write
+A write follows one rule: a consumer's allocations and generation are
+read, then Nova is asked again about that consumer, then the write
 carries that generation. A consumer Nova changed after the read is left
 alone (the write loses the generation race); one Nova changed before it
 is judged on what Nova says after.

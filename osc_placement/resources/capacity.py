@@ -1,41 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``openstack resource provider capacity list``: the room left in a cloud.
 
-Everything comes from the public API: one ``GET /resource_providers`` with
-the filters, then each provider's inventories and usages, read concurrently
-on the bounded pool of ``common.run_concurrently``.
-
-With ``--fit`` the command counts how many more requests of one shape (a
-flavor's resources, as one unsuffixed request group) fit in each provider
-tree. The rule, exact for what ``PUT /allocations`` accepts:
-
-* A provider can serve ``amount`` of a class when
-  ``min_unit <= amount <= max_unit`` and ``amount % step_size == 0``; it
-  then has ``slots = (capacity - used) // amount`` for it, where
-  ``capacity = int((total - reserved) * allocation_ratio)``. A provider that
-  cannot serve the amount has no slot, however much room it has.
-* An unsuffixed request group takes each class from ONE provider of the
-  tree, or from a sharing provider (trait MISC_SHARES_VIA_AGGREGATE) that
-  shares an aggregate with some provider of the tree; different classes may
-  come from different providers. The classes are independent, and a claim
-  uses exactly one slot of its class on the provider that serves it, so the
-  number of claims a tree can take is
-  ``fit = min over the requested classes of the sum of slots`` over the
-  tree's providers and its sharing providers. Which provider each claim
-  picks does not change that number.
-* Per tree, a sharing provider counts as if it served that tree only.
-* The total does not count shared room twice: every tree first takes what
-  its own providers alone allow, then, tree after tree in the listed order,
-  the extra claims that its sharing providers make possible, each class
-  from the tree's own leftover slots first and then from the sharing
-  provider with the most slots left. Every claim counted in the total can
-  be placed at the same time. A second placement claims one request per
-  tree in turn, round robin in the listed order, each class from the
-  provider serving the tree with the most slots left, until no tree takes
-  one more; the total is the larger of the two counts (on some layouts
-  with sharing each beats the other). When sharing providers serve several
-  trees this may still count fewer than the best possible placement (never
-  more).
+Everything comes from the public API: one ``GET /resource_providers``
+with the filters, then each provider's inventories and usages, read
+concurrently. With ``--fit`` it counts how many more requests of one
+shape fit in each tree, by the rule doc/source/user/capacity.rst states:
+exact for what ``PUT /allocations`` accepts, and for the total never
+more than can be placed together.
 """
 
 import itertools

@@ -3,6 +3,7 @@
 
 import argparse
 
+from osc_placement import library_seams
 from osc_placement.resources import help_text
 from osc_placement import version
 
@@ -50,11 +51,10 @@ class PlacementCommand(version.CheckerMixin):
     def produce_output(self, parsed_args, column_names, data):
         """cliff's output, handed to a flushing stdout in one write.
 
-        cliff's JSON formatter writes each token on its own (about 330,000
-        writes for 13,500 providers), and a stdout that flushes at every
-        write (``PYTHONUNBUFFERED``, ``python -u``) or line (a terminal)
-        makes each a system call: 60 ms of CPU more for that list. A
-        buffered stdout (a pipe, a file) is left as it is.
+        cliff's formatters write in small pieces, and a stdout that
+        flushes at every write (``PYTHONUNBUFFERED``) or line (a
+        terminal) makes each a system call. A buffered stdout is left
+        as it is.
         """
         stdout = self.app.stdout
         if not flushes_often(stdout):
@@ -67,26 +67,12 @@ class PlacementCommand(version.CheckerMixin):
             gathered.release()
 
     def get_epilog(self):
-        """cliff's epilog, without cliff's scan of every installed package.
-
-        cliff ends the help of a command that comes from another
-        distribution than the shell's with "This command is provided by the
-        X plugin.", and finds X by reading the metadata of everything
-        installed. It builds the epilog with the parser, so every run pays
-        the scan, help or not: 45 ms of CPU in a virtualenv of 57
-        distributions, 70 ms in one of 130. Every command of ours is in
-        osc-placement and the shell is in it only when it is ours
-        (``placement``), so the same text needs no scan.
-        """
-        parts = [self._epilog or '']
-        parts += [epilog for epilog in (hook.obj.get_epilog()
-                                        for hook in self._hooks
-                                        if hook.obj is not None)
-                  if epilog is not None]
-        if not is_our_module(type(self.app).__module__):
-            parts.append('This command is provided by the %s plugin.'
-                         % DISTRIBUTION)
-        return '\n\n'.join(parts)
+        """cliff's epilog, without cliff's scan of every installed
+        distribution: every command of ours is in osc-placement, and the
+        shell is in it only when it is ours (``placement``)."""
+        ours = is_our_module(type(self.app).__module__)
+        return library_seams.command_epilog(
+            self, provided_by=None if ours else DISTRIBUTION)
 
     def run(self, parsed_args):
         if self.negotiation_ceiling and not self.uses_newer_features(
@@ -102,6 +88,31 @@ class PlacementCommand(version.CheckerMixin):
     def get_json(self, url, **params):
         """GET ``url`` (with query ``params``) and return the JSON body."""
         return self.placement.request('GET', url, params=params).json()
+
+
+class NamedItemCommand(PlacementCommand):
+    """A command on one item of a collection (a resource class, a trait),
+    named by its one positional argument.
+
+    ``collection`` is the collection's URL and ``name_help`` the
+    argument's help. A command whose whole answer is the request's
+    success names only its ``method``; others write ``take_action``.
+    """
+
+    collection = None
+    name_help = None
+    method = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>', help=self.name_help)
+        return parser
+
+    def item_url(self, name):
+        return '%s/%s' % (self.collection, name)
+
+    def take_action(self, parsed_args):
+        self.placement.request(self.method, self.item_url(parsed_args.name))
 
 
 def flushes_often(stream):
@@ -140,11 +151,9 @@ def required_query(required, forbidden):
     """The ``required`` query values for --required/--forbidden options.
 
     A value holding a comma is an any-of list (feature ``any_of_traits``)
-    and becomes its own
-    ``in:`` entry; every plain name and every forbidden name (``!NAME``)
-    share one more entry. Returned as a list so the key repeats, e.g.
-    ``--required A,B --required C --forbidden D`` gives
-    ``['in:A,B', 'C,!D']``.
+    and becomes its own ``in:`` entry; plain and forbidden (``!NAME``)
+    names share one more: ``--required A,B --required C --forbidden D``
+    gives ``['in:A,B', 'C,!D']``, a list so that the key repeats.
     """
     any_of = ['in:' + value for value in required or () if ',' in value]
     plain = [value for value in required or () if ',' not in value]
@@ -215,8 +224,8 @@ def dict_properties(item, fields):
     (a dry run's unset inventory fields, say), without importing
     ``osc_lib.utils``, which pulls in openstacksdk.
     """
-    # A list, not a generator: tuple() of a generator costs twice as much,
-    # and ``resource provider list`` calls this once per provider.
+    # A list, not a generator, which tuple() consumes more slowly:
+    # ``resource provider list`` calls this once per provider.
     return tuple([item.get(field, '') for field in fields])
 
 

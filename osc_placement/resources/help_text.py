@@ -1,24 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Command help as plain text on a terminal, reStructuredText in the docs.
 
-A command's docstring and its options' help are written in
-reStructuredText, because the command reference (cliff's Sphinx
-extension, doc/source/cli) renders them from the parser. On a terminal
-``--help`` and ``help`` print them through this formatter instead, which
-turns the markup the help texts use into plain text:
-
-* a literal loses its double backquotes;
-* paragraphs stay apart, each wrapped to the terminal, an option's name
-  never broken at its hyphens; a bullet list keeps one item a line;
-* a paragraph ending in ``::`` ends in ``:`` (``text ::`` in ``text``, a
-  lone ``::`` goes) and the indented block after it (a literal block in
-  the docs: commands, output) is printed line for line, never re-wrapped.
-
-So an "Examples" paragraph in a docstring is::
-
-    Examples::
-
-        placement resource provider list --name compute-1
+Help texts are reStructuredText, because cliff's Sphinx extension renders
+them from the parser into doc/source/cli. On a terminal this formatter
+prints them as plain text: a literal loses its double backquotes;
+paragraphs stay apart, each wrapped to the terminal, an option's name
+never broken at its hyphens, a bullet list one item a line; a paragraph
+ending in ``::`` ends in ``:`` (a lone ``::`` goes), and the indented
+block after it (commands, output) is printed line for line. So a
+docstring's examples are an ``Examples::`` paragraph and an indented
+block.
 """
 
 import re

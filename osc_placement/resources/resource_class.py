@@ -11,13 +11,10 @@ BASE_URL = '/resource_classes'
 FIELDS = ('name',)
 
 
-def class_url(name):
-    return '%s/%s' % (BASE_URL, name)
-
-
-def add_name_argument(parser):
-    parser.add_argument('name', metavar='<name>',
-                        help='Name of the resource class')
+class ResourceClassCommand(common.NamedItemCommand):
+    collection = BASE_URL
+    name_help = 'Name of the resource class'
+    required_feature = 'resource_classes'
 
 
 class ListResourceClass(common.PlacementCommand, lister.Lister):
@@ -35,7 +32,7 @@ class ListResourceClass(common.PlacementCommand, lister.Lister):
         return FIELDS, names
 
 
-class CreateResourceClass(common.PlacementCommand, command.Command):
+class CreateResourceClass(ResourceClassCommand, command.Command):
     """Create a new resource class.
 
     Custom resource class names must start with ``CUSTOM_`` and contain
@@ -47,19 +44,12 @@ class CreateResourceClass(common.PlacementCommand, command.Command):
     ``--os-placement-api-version {resource_classes}``.
     """
 
-    required_feature = 'resource_classes'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_name_argument(parser)
-        return parser
-
     def take_action(self, parsed_args):
         self.placement.request('POST', BASE_URL,
                                json={'name': parsed_args.name})
 
 
-class SetResourceClass(common.PlacementCommand, command.Command):
+class SetResourceClass(ResourceClassCommand, command.Command):
     """Create the resource class identified by <name> if it is missing.
 
     Unlike ``openstack resource class create``, this command also succeeds
@@ -71,36 +61,22 @@ class SetResourceClass(common.PlacementCommand, command.Command):
     """
 
     required_feature = 'idempotent_resource_class'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_name_argument(parser)
-        return parser
-
-    def take_action(self, parsed_args):
-        self.placement.request('PUT', class_url(parsed_args.name))
+    method = 'PUT'
 
 
-class ShowResourceClass(common.PlacementCommand, show.ShowOne):
+class ShowResourceClass(ResourceClassCommand, show.ShowOne):
     """Return a representation of the resource class identified by <name>.
 
     This command requires at least
     ``--os-placement-api-version {resource_classes}``.
     """
 
-    required_feature = 'resource_classes'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_name_argument(parser)
-        return parser
-
     def take_action(self, parsed_args):
-        body = self.get_json(class_url(parsed_args.name))
+        body = self.get_json(self.item_url(parsed_args.name))
         return FIELDS, tuple(body.get(field) for field in FIELDS)
 
 
-class DeleteResourceClass(common.PlacementCommand, command.Command):
+class DeleteResourceClass(ResourceClassCommand, command.Command):
     """Delete the resource class identified by <name>.
 
     Only custom resource classes can be deleted, and only while no provider
@@ -110,12 +86,4 @@ class DeleteResourceClass(common.PlacementCommand, command.Command):
     ``--os-placement-api-version {resource_classes}``.
     """
 
-    required_feature = 'resource_classes'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_name_argument(parser)
-        return parser
-
-    def take_action(self, parsed_args):
-        self.placement.request('DELETE', class_url(parsed_args.name))
+    method = 'DELETE'

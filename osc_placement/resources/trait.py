@@ -32,21 +32,19 @@ AGGREGATE_GATES = (
 )
 
 
-def trait_url(name):
-    return '%s/%s' % (BASE_URL, name)
-
-
 def name_rows(names):
     return FIELDS, [(name,) for name in names]
-
-
-def add_trait_name_argument(parser):
-    parser.add_argument('name', metavar='<name>', help='Name of the trait.')
 
 
 def add_provider_argument(parser):
     parser.add_argument('uuid', metavar='<uuid>',
                         help=common.NAME_OR_UUID_HELP + '.')
+
+
+class TraitCommand(common.NamedItemCommand):
+    collection = BASE_URL
+    name_help = 'Name of the trait.'
+    required_feature = 'traits'
 
 
 class ListTrait(common.PlacementCommand, lister.Lister):
@@ -86,7 +84,7 @@ def list_query(parsed_args):
     return query
 
 
-class ShowTrait(common.PlacementCommand, show.ShowOne):
+class ShowTrait(TraitCommand, show.ShowOne):
     """Check if a trait name exists in this cloud.
 
     An unknown trait fails with HTTP 404.
@@ -94,20 +92,13 @@ class ShowTrait(common.PlacementCommand, show.ShowOne):
     This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    required_feature = 'traits'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_trait_name_argument(parser)
-        return parser
-
     def take_action(self, parsed_args):
         # The server answers 204 with no body; success is the answer.
-        self.placement.request('GET', trait_url(parsed_args.name))
+        self.placement.request('GET', self.item_url(parsed_args.name))
         return FIELDS, (parsed_args.name,)
 
 
-class CreateTrait(common.PlacementCommand, command.Command):
+class CreateTrait(TraitCommand, command.Command):
     """Create a new custom trait.
 
     Custom trait names must start with ``CUSTOM_`` and contain only upper
@@ -117,18 +108,10 @@ class CreateTrait(common.PlacementCommand, command.Command):
     This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    required_feature = 'traits'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_trait_name_argument(parser)
-        return parser
-
-    def take_action(self, parsed_args):
-        self.placement.request('PUT', trait_url(parsed_args.name))
+    method = 'PUT'
 
 
-class DeleteTrait(common.PlacementCommand, command.Command):
+class DeleteTrait(TraitCommand, command.Command):
     """Delete the trait specified by <name>.
 
     Only custom traits that no resource provider has can be deleted.
@@ -136,15 +119,7 @@ class DeleteTrait(common.PlacementCommand, command.Command):
     This command requires at least ``--os-placement-api-version {traits}``.
     """
 
-    required_feature = 'traits'
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        add_trait_name_argument(parser)
-        return parser
-
-    def take_action(self, parsed_args):
-        self.placement.request('DELETE', trait_url(parsed_args.name))
+    method = 'DELETE'
 
 
 class ListResourceProviderTrait(common.PlacementCommand, lister.Lister):

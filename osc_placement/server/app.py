@@ -55,10 +55,9 @@ class SentBody:
     until the server has sent them and calls ``close()`` (PEP 3333; both
     granian and gunicorn call it after the last byte is written).
 
-    Freeing a large answer -- the body's dicts and the snapshot's
-    objects, some hundred thousand of them for 2,600 candidates -- took
-    about 2 ms of the request's time; the client no longer waits for
-    it. The work is the same, done after the response."""
+    Freeing a large answer (the body's dicts, the snapshot's objects)
+    is work the client need not wait for; it is the same work, done
+    after the response."""
 
     __slots__ = ('payload', 'held')
 
@@ -352,8 +351,7 @@ def request_id_middleware(app):
 class LoggedWhenSent:
     """A response's iterable, and its access line, written when the
     server has sent the response and calls ``close()`` (PEP 3333): the
-    client does not wait for the line, 0.1 to 0.3 ms of a request that
-    finds its worker idle (oslo.log's formatting of it)."""
+    client does not wait for oslo.log's formatting of the line."""
 
     __slots__ = ('_body', '_log')
 

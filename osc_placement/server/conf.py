@@ -2,18 +2,13 @@
 """Configuration: upstream Placement 16.0.0's ``placement.conf``.
 
 ``register_opts`` puts on a ConfigOpts every option upstream registers,
-with upstream's defaults (``[api] auth_strategy = keystone``, a required
-``[placement_database] connection``), plus this server's own ``[server]``
-group. Libraries' options are registered the way each library registers
-them, so an embedder that later calls, say, oslo.policy's
-``opts.set_defaults`` on the same ConfigOpts changes them in place instead
-of colliding with a copy. ``load`` parses a command line and files as
-upstream's commands do; ``make_conf`` builds a ready one from keyword
-arguments (tests, tools); ``list_opts`` is the ``oslo.config.opts`` entry
-point (namespace ``placement.conf``). oslo.middleware's ``[healthcheck]``
-(our database backend enabled by default) and osprofiler's ``[profiler]``
-(when osprofiler is installed) are registered as upstream's services
-register them.
+with upstream's defaults, plus this server's ``[server]`` group.
+Libraries' options are registered the way each library registers them,
+so an embedder that later calls, say, oslo.policy's ``opts.set_defaults``
+on the same ConfigOpts changes them in place instead of colliding with a
+copy. ``load`` parses a command line and files as upstream's commands
+do; ``make_conf`` builds one from keyword arguments (tests, tools);
+``list_opts`` is the ``oslo.config.opts`` entry point.
 """
 
 import importlib.metadata

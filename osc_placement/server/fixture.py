@@ -3,25 +3,14 @@
 
 ``PlacementFixture`` has the constructor, attributes and hook of
 upstream's ``placement.tests.functional.fixtures.placement.
-PlacementFixture`` (openstack-placement), so a project switches with one
-import::
+PlacementFixture``, so a project switches with one import::
 
     from osc_placement.server import fixture as placement_fixtures
 
-It serves this package's WSGI application through wsgi-intercept at a
-unique fake URL (``endpoint``), with noauth2 and the policy defaults
-upstream's fixture sets. Each use gets a fresh database: the schema,
-standard resource classes and traits are built once per process in an
-in-memory SQLite template and copied per test (SQLite's backup API), not
-migrated per test.
-
 ``Database`` has the signature of upstream's ``placement.tests.fixtures.
-Database`` for tests that build the database themselves and hand the
-configuration to ``PlacementFixture(db=False, conf_fixture=...)``.
-
-For pytest, the ``placement`` fixture below yields a set-up
-``PlacementFixture`` (``from osc_placement.server.fixture import
-placement`` in a conftest.py).
+Database``; the pytest fixture ``placement`` yields a set-up
+``PlacementFixture``. Each use gets a fresh database copied from a
+template built once per process, which is quicker than migrating.
 """
 
 import sqlite3
@@ -186,24 +175,15 @@ class PlacementFixture(fixtures.Fixture):
     """Placement for a test: configuration, a fresh database and the WSGI
     application intercepted at ``endpoint``.
 
-    :param token: the token callers send (noauth2: ``user[:project]``;
-                  ``admin`` has the admin role). Kept for the caller.
-    :param conf_fixture: an ``oslo_config.fixture.Config``; a new one on a
-                         new ConfigOpts if not given.
-    :param db: set up a fresh database (``Database(set_config=True)``);
-               if False, the configuration's database is used: the one a
-               ``Database`` fixture made for it, else the one
-               ``[placement_database] connection`` names.
-    :param use_intercept: install a wsgi-intercept of the application at
-                          ``endpoint``; if False only the configuration
-                          (and database) is set up.
-    :param register_opts: register the server's options on the
-                          configuration.
-    :param admin_without_token: serve requests that send no token as the
-                                administrator (``[api]
-                                noauth_admin_without_token``; ours, not
-                                upstream's), for clients such as
-                                neutron-lib's ``NoAuthClient``.
+    :param token: the token callers send (noauth2: ``user[:project]``).
+    :param conf_fixture: an ``oslo_config.fixture.Config``; by default new.
+    :param db: set up a fresh database; if False, use the one a
+               ``Database`` fixture made, else ``[placement_database]``'s.
+    :param use_intercept: if False, set up only the configuration and db.
+    :param register_opts: register the server's options.
+    :param admin_without_token: serve token-less requests as the admin
+        (``[api] noauth_admin_without_token``, ours), for clients such as
+        neutron-lib's ``NoAuthClient``.
     """
 
     def __init__(self, token='admin', conf_fixture=None, db=True,

@@ -2,20 +2,14 @@
 """``/healthcheck``: oslo.middleware's healthcheck, with a backend that
 asks the worker's database.
 
-oslo.middleware's ``Healthcheck`` answers the path (200, or 503 when a
-backend reports a problem; 204 to a HEAD; its ``[healthcheck]`` options
-``detailed``, ``backends``, ``allowed_source_ranges`` and
-``ignore_proxied_requests``). It sits before authentication, as other
-OpenStack services expose it, so neither keystonemiddleware nor noauth2
-sees the path.
-
-The backend ``placement_database`` (this module's ``DatabaseHealthcheck``,
-registered under oslo.middleware's entry-point namespace and enabled by
-default) runs ``SELECT 1`` through the worker's own ``Database``. A
-database that is gone can make that statement hang rather than fail (a
-connect, or a query on a pooled connection, whose packets vanish), so
-the probe runs in a thread of its own and the request waits for it at
-most ``[healthcheck] database_timeout`` seconds (``DeadlineProbe``).
+oslo.middleware's ``Healthcheck`` answers the path with its own
+``[healthcheck]`` options, before authentication, as other OpenStack
+services expose it. Its backend ``placement_database``
+(``DatabaseHealthcheck``, enabled by default) runs ``SELECT 1`` through
+the worker's ``Database``. A database that is gone can make that hang
+rather than fail, so the probe runs in a thread of its own and the
+request waits at most ``[healthcheck] database_timeout``
+(``DeadlineProbe``).
 """
 
 import contextlib

@@ -3,11 +3,8 @@
 ``make_app(conf)``.
 
 granian (the default) parses HTTP in Rust and hands requests to a pool of
-Python threads per worker; gunicorn's gthread workers do it all in Python.
-Measured on a 2-core machine with PostgreSQL, 2 workers x 4 threads, a
-scheduler's claim loop (``limit=10`` candidates, then ``PUT
-/allocations``) ran about a quarter faster on granian: each request cost
-gunicorn about 1 ms more server CPU.
+Python threads per worker; gunicorn's gthread workers do it all in Python,
+which costs each request more server CPU.
 """
 
 import contextlib
@@ -83,10 +80,9 @@ def _tune_gc():
 
     A candidate answer allocates tens of thousands of short-lived objects,
     which triggered full collections scanning every long-lived object of
-    the process (modules, SQLAlchemy's caches): measured, building the
-    1,000-node snapshot took 10 ms median but 78 ms at worst and 16 ms on
-    average; with the start-up objects frozen out of collection and a
-    larger first generation, 6 ms median, 13 ms at worst."""
+    the process (modules, SQLAlchemy's caches). The start-up objects are
+    frozen out of collection, and a larger first generation makes
+    collections rarer."""
     gc.freeze()
     gc.set_threshold(50000, 20, 100)
 
@@ -205,9 +201,9 @@ def _granian(conf):
         workers_kill_timeout=GRACEFUL_SECONDS,
         # A worker that dies (the OOM killer, a crash in a C extension)
         # is replaced, as gunicorn replaces it; without this granian's
-        # master stops the other workers and exits. One dying again
-        # within about 5 s of its start is taken for a crash loop and
-        # ends this master: _serve_granian then starts the server again.
+        # master stops the other workers and exits. One dying again soon
+        # after its start is taken for a crash loop and ends this
+        # master: _serve_granian then starts the server again.
         respawn_failed_workers=True,
     )
 

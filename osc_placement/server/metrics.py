@@ -1,38 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """GET /metrics: the server's Prometheus metrics (prometheus_client).
 
-Two kinds of series, kept apart:
-
-- Counted as requests are served: the request histogram, the candidate
-  counters, write re-runs, 409s by code and the connection pool. Each
-  worker process counts its own; with ``PROMETHEUS_MULTIPROC_DIR`` set
-  (placement-server sets it, see ``own_directory``) prometheus_client
-  keeps every process's values in files there and a scrape sums them,
-  those of workers that died included (counters never go backwards when
-  a worker is replaced); the pool gauges count live processes only.
-  A request only adds to sums in the worker's memory; a thread of the
-  worker writes them to prometheus_client's values every
-  FLUSH_SECONDS, and the process answering a scrape writes its own
-  first, so its counts are exact and another worker's may be up to
-  FLUSH_SECONDS late. A worker that ends through Python's exit writes
-  its sums then (granian's forked workers skip it); one that ends
-  otherwise loses those of its last FLUSH_SECONDS. A
-  single process counts the same way (one path; the sums cost less than
-  prometheus_client's own calls) and writes them before each scrape.
-- Computed when scraped, by the process answering: the cloud's capacity
-  and usage (``CapacityCollector``), one read of the database
-  (objects/cloud_capacity.py), so a claim shows at the next scrape
-  whichever worker or API host wrote it.
-
-``measured`` wraps the application: it answers ``/metrics`` itself,
-before authentication, to clients in ``[metrics] allowed_source_ranges``
-only, and times every other request with one histogram observation.
-With ``[metrics] enabled = false`` it returns the application unwrapped
-and prometheus_client is never imported.
-
-prometheus_client chooses where values live when first imported, from
-the environment: this module imports it only inside functions, so that a
-master process can set ``PROMETHEUS_MULTIPROC_DIR`` before any import.
+Series counted as requests are served (requests, candidates, write
+re-runs, 409s, the pool) are added to sums in the worker's memory, off
+the requests' path, and a thread writes them to prometheus_client every
+FLUSH_SECONDS (the process answering a scrape writes its own first);
+with ``PROMETHEUS_MULTIPROC_DIR`` a scrape sums every process's, dead
+workers' included, so counters never go back. The cloud's capacity is
+read from the database when scraped (``CapacityCollector``). With
+``[metrics] enabled = false`` nothing is wrapped, and prometheus_client,
+which picks where values live when first imported, is imported only
+inside functions, after a master may have set the directory.
 """
 
 import atexit

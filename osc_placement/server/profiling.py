@@ -1,19 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """OSProfiler, as upstream Placement uses it, when it is installed.
 
-Upstream registers osprofiler's ``[profiler]`` options when the library
-imports, initialises its notifier from them in each process that serves
-(``init_from_conf``), and puts osprofiler's WSGI middleware in front of
-the application when ``[profiler] enabled`` is true. A request carrying
-osprofiler's trace headers, signed with one of ``hmac_keys``, is then
-traced: a ``wsgi`` span, and with ``trace_sqlalchemy`` a ``db`` span per
-statement (upstream's oslo.db engine leaves those out), sent to
-``connection_string``.
-
-osprofiler is not a dependency of the server. Without it, ``[profiler]
-enabled`` is still read (an option of our own by the same name), so that
-a file that asks for profiling gets a clear warning at start rather
-than silence.
+As upstream: osprofiler's ``[profiler]`` options, its notifier set up in
+each serving process, and its WSGI middleware in front when ``[profiler]
+enabled``; a request with trace headers signed with one of
+``hmac_keys`` is traced, with a ``db`` span per statement under
+``trace_sqlalchemy``. osprofiler is not a dependency: without it
+``[profiler] enabled`` is still read, so that a file asking for
+profiling gets a warning at start rather than silence.
 """
 
 import importlib

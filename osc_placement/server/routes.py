@@ -1,18 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """The route table: path template -> {method: [checks..., handler]}.
 
-Adding a route is one line here. Methods are listed in upstream's
-declaration order, which is the order of the ``Allow`` header on 405.
-
-Before its handler a method makes the checks listed, in the order
-upstream's decorators make them (the order decides which error a request
-failing two checks gets):
-
-- ``_ACCEPT``: 406 unless the client accepts JSON;
-- ``_BODY``: 415 unless the body is JSON;
-- ``Since(rule)``: the method's version gate. Below the version where
-  ``rule`` (a row of microversion.RULES) starts, the method is hidden:
-  404, or 405 where upstream answers so.
+Adding a route is one line here. Methods are in upstream's declaration
+order (the ``Allow`` header of a 405), and a method's checks in the order
+upstream's decorators make them, which decides the error of a request
+failing two: ``_ACCEPT`` (406 unless JSON is accepted), ``_BODY`` (415
+unless the body is JSON), ``Since(rule)`` (below the version where
+``rule`` of microversion.RULES starts, 404, or 405 where upstream says).
 """
 
 from osc_placement.server import errors

@@ -2,21 +2,14 @@
 """WSGI entry point for uWSGI, mod_wsgi, gunicorn...: ``application``.
 
 Configured as upstream's ``placement.wsgi.api``: ``placement.conf`` in
-``$OS_PLACEMENT_CONFIG_DIR``, or in oslo.config's default locations
-(``/etc/placement/placement.conf``...) when that is unset; upstream's
-defaults (keystone auth, a required ``[placement_database] connection``:
-without one the application fails to load and the WSGI server's log says
-why). oslo.log is set up from the same file.
+``$OS_PLACEMENT_CONFIG_DIR`` or oslo.config's default locations, with
+upstream's defaults; oslo.log is set up from the same file. Built when
+first imported, once per worker process::
 
-    uwsgi --http-socket :8778 --module osc_placement.server.wsgi_app
     gunicorn osc_placement.server.wsgi_app:application
 
-The application is built when this module is first imported, once per
-worker process (after the fork when the server preloads nothing).
-
-With several worker processes, set ``PROMETHEUS_MULTIPROC_DIR`` in the
-server's environment to an empty directory of the service's own, so that
-GET /metrics sums the processes' counts (see the deployment guide).
+With several workers, set ``PROMETHEUS_MULTIPROC_DIR`` to an empty
+directory of the service's own, so that GET /metrics sums them.
 """
 
 import logging

@@ -75,6 +75,39 @@ class TestReadsAndWrites(testtools.TestCase):
             self.assertEqual(before, conn.execute(count).scalar())
 
 
+class TestReplaceRollback(testtools.TestCase):
+    """The installed SQLAlchemy rolls back through the dialect's
+    ``do_rollback`` that replace_rollback sets, both when a transaction
+    ends without a commit and when the pool resets a connection handed
+    back to it. Any backend shows it; this one needs no server."""
+
+    def setUp(self):
+        super().setUp()
+        self.engine = sa.create_engine('sqlite://')
+        self.addCleanup(self.engine.dispose)
+        # The first connection's set-up rolls back too; done before.
+        self.engine.connect().close()
+        self.calls = []
+        original = self.engine.dialect.do_rollback
+
+        def recording(dbapi_conn):
+            self.calls.append(dbapi_conn)
+            original(dbapi_conn)
+        db_engine.replace_rollback(self.engine, recording)
+
+    def test_a_transaction_rolls_back_through_it(self):
+        with self.engine.connect() as conn:
+            conn.execute(sa.text('SELECT 1'))
+            conn.rollback()
+            self.assertEqual(1, len(self.calls))
+
+    def test_the_pool_resets_through_it(self):
+        raw = self.engine.raw_connection()
+        raw.cursor().execute('SELECT 1')
+        raw.close()
+        self.assertEqual(1, len(self.calls))
+
+
 class TestFailedWriteKeepsPreparedStatements(testtools.TestCase):
     """A failed write rolls back and leaves the connection as it was; on
     PostgreSQL that includes the statements the driver prepared on it,

@@ -25,6 +25,7 @@ CLIENT = (
         'osc_placement.audit', 'osc_placement.explain',
         'osc_placement.flavor_request', 'osc_placement.provider_rules')),
     Layer('vocabulary', False, ('osc_placement.version',)),
+    Layer('seams', False, ('osc_placement.library_seams',)),
 )
 
 SERVER = (

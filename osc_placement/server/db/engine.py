@@ -95,7 +95,7 @@ def _mysql_engine(url, conf):
 
 def _pool_kwargs(conf):
     """[placement_database]'s pool options; unset ones keep SQLAlchemy's
-    defaults (5 connections, 10 overflow, 30 s), as under oslo.db."""
+    defaults, as under oslo.db."""
     if conf is None:
         return {}
     kwargs = {'pool_recycle': conf.connection_recycle_time,
@@ -202,9 +202,8 @@ def wait_for_database(engine, db_conf):
 # Statements the driver keeps prepared per connection. psycopg's default,
 # 100, is about the number of distinct statements the API sends (IN lists
 # of different lengths are different statements), so the candidate
-# statements could be evicted by the rest. Measured in a backend: the
-# candidate statements hold about 280 kB each (source, query and plan),
-# the API's ordinary statements much less.
+# statements could be evicted by the rest. Each candidate statement holds
+# far more of a backend's memory than the API's ordinary ones.
 _PG_PREPARED_MAX = 250
 
 
@@ -214,26 +213,18 @@ RANDOM_PAGE_COST = 1.1
 
 
 def _postgresql_engine(url, conf):
-    # PostgreSQL JIT-compiles any plan whose estimated cost is high, and
-    # the candidate slice's correlated usage sums look costly to the
-    # planner while running in milliseconds: compiling them took ~20 ms
-    # per statement, more than running them.
+    # No JIT: the candidate slice's correlated usage sums look costly to
+    # the planner, which compiles them, while they run faster than the
+    # compiling takes.
     #
-    # Generic plans: psycopg prepares a statement sent a few times on one
-    # connection, but PostgreSQL still plans it afresh for each execution
-    # until it trusts a generic plan, and the candidate slice's statements
-    # took longer to plan (up to 11 ms) than to run (1-3 ms). With the
-    # plan kept, the scheduler's limit=10 read went from about 20 ms of
-    # database time to 5.
+    # Generic plans: PostgreSQL plans a prepared statement afresh for each
+    # execution until it trusts a generic plan, and the candidate slice's
+    # statements take longer to plan than to run.
     #
     # Index reads cost little more than sequential ones: the API's tables
-    # are in memory. A generic plan assumes ten values in each list
-    # parameter, and at PostgreSQL's default random_page_cost (4, a
-    # spinning disk's) it read the few rows an allocation write needs
-    # from a 1,000-node cloud's providers, projects, users, inventories
-    # and usage totals by scanning each table whole, nine scans per
-    # write: 6.6 ms of database time per claim against 3.3 with indexes
-    # (which larger clouds got anyway).
+    # are in memory. At PostgreSQL's default random_page_cost (a spinning
+    # disk's) a generic plan read the few rows an allocation write needs
+    # by scanning whole tables (benchmarks.rst has the figures).
     options = ('-c jit=off -c plan_cache_mode=force_generic_plan '
                '-c random_page_cost=%s' % RANDOM_PAGE_COST)
     engine = sa.create_engine(url, connect_args={'options': options},
@@ -244,20 +235,27 @@ def _postgresql_engine(url, conf):
         dbapi_conn.prepared_max = _PG_PREPARED_MAX
 
     if engine.dialect.driver == 'psycopg':
-        engine.dialect.do_rollback = _rollback_keeping_prepared
+        replace_rollback(engine, _rollback_keeping_prepared)
     return engine
+
+
+def replace_rollback(engine, rollback):
+    """Have ``engine`` roll back with ``rollback(dbapi_connection)``, for
+    a transaction and for the pool's reset of a returned connection.
+
+    The server's one patch of SQLAlchemy: it has no public hook for
+    this, so the dialect's ``do_rollback`` is replaced, and
+    tests/server/test_engine.py checks that the installed SQLAlchemy
+    still calls it on both paths."""
+    engine.dialect.do_rollback = rollback
 
 
 def _rollback_keeping_prepared(dbapi_conn):
     """ROLLBACK without psycopg's forgetting of prepared statements.
 
-    psycopg's rollback() also deallocates every statement it prepared on
-    the connection, in case the transaction changed the schema they were
-    planned for. The API never changes the schema, and every failed write
-    (each 409 of a scheduler's race for a host) then cost the next
-    requests on that connection a parse and plan of each statement for
-    five more executions: several milliseconds of database time apiece
-    for the candidate statements. A plain ROLLBACK keeps them."""
+    psycopg's rollback() deallocates them in case the schema changed; the
+    API never changes it, and each failed write (a scheduler's 409) would
+    cost the next requests on the connection their statements' plans."""
     # SQLAlchemy passes the driver's connection or the pool's proxy of it.
     raw = getattr(dbapi_conn, 'dbapi_connection', dbapi_conn)
     if raw.info.transaction_status.name != 'IDLE':

@@ -1,26 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Databases made by this server before it adopted upstream's schema.
 
-Until then the server kept its own migration history in
-``alembic_version`` (revisions ``0001_initial`` to
-``0004_usage_totals_bigint``) and named constraints and indexes its own
-way (``uq_resource_classes_name`` where upstream has
-``uniq_resource_classes0name``, ...). ``convert`` gives such a database
-upstream's names and shapes in place, keeping every row, and drops the
-derived tables, which this server's migrations then build again.
-
-No list of the old names is kept here: ``convert`` reflects each of
-upstream's tables, compares it with its definition in db/tables.py and
-changes what differs -- constraint and index names, foreign keys
-upstream lacks, nullability, server defaults, autoincrement. So it also
-finishes a conversion that stopped half way (MySQL commits each DDL
-statement, so a failure there leaves the tables partly converted, still
-under the old revision), and leaves an already converted table alone.
-
-PostgreSQL and MySQL change the tables with ALTER statements. SQLite
-cannot rename or drop a constraint, so a table that differs is rebuilt:
-its rows copied aside, the table dropped, created from db/tables.py and
-filled again, ids and all.
+Those kept their own history in ``alembic_version`` (``0001_initial`` to
+``0004_usage_totals_bigint``) and named constraints and indexes their own
+way. ``convert`` gives such a database upstream's names and shapes in
+place, keeping every row, and drops the derived tables, which this
+server's migrations build again. It keeps no list of old names: it
+compares each reflected table with db/tables.py and changes what
+differs, so it also finishes a conversion MySQL's per-statement DDL
+commits left half done. SQLite cannot rename or drop a constraint, so
+there a table that differs is rebuilt, rows and ids kept.
 """
 
 import collections

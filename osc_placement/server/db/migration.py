@@ -1,24 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Bringing a database to this server's schema: upstream Placement
-16.0.0's schema plus this server's additions.
+16.0.0's plus this server's additions.
 
-Two histories live side by side. Upstream's alembic keeps its revision in
-``alembic_version``; this server writes upstream's head there when it
-creates the upstream tables, so that upstream's ``placement-manage db
-sync`` and ``db version`` work on a database this server made. This
-server's own migrations (db/migrations) keep theirs in
-``osc_placement_version``, a table upstream's alembic never reads.
-
-``upgrade`` looks at what the database holds before changing anything:
-
-- nothing: create upstream's tables, stamp upstream's head, then ours;
-- upstream 16.0.0's head, with or without ours: run our migrations (a
-  takeover adds our tables, built from the rows already there);
-- the schema of this server's releases before the two histories
-  (``alembic_version`` holding one of its own revisions): give upstream's
-  tables upstream's names (db/legacy_schema.py), then as above;
-- anything else (an older or newer upstream revision, tables with no
-  version): refuse with ``UnknownDatabase``, changing nothing.
+Two histories live side by side: upstream's in ``alembic_version``
+(stamped by this server, so upstream's ``placement-manage db sync`` and
+``db version`` work on a database it made) and ours (db/migrations) in
+``osc_placement_version``, which upstream never reads. ``upgrade``
+looks before it changes anything: an empty database gets both; upstream's
+head gets ours (a takeover); this server's older own schema is first
+renamed to upstream's (db/legacy_schema.py); anything else is refused
+with ``UnknownDatabase``, unchanged.
 """
 
 import os

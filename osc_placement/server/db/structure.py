@@ -2,18 +2,13 @@
 """The providers' structure stamp: a token that changes whenever what
 the candidate search reads, usage aside, changes.
 
-The search reads providers and their trees, inventories, traits,
-aggregates and class names. In a running cloud those change rarely (a
-compute node registers, an operator sets a trait) while usage changes on
-every claim, so a worker may keep the structure it read and, while the
-stamp it read it under stands, read only the usage for the next request
-(objects/candidate_fetch.py).
-
-Database triggers set a new stamp in every transaction that changes a
-row of those tables, whoever writes it: this server, upstream Placement
-beside it, plain SQL (db/migrations/versions/1001_derived_data.py).
-Provider generations live in a structure table but are not structure:
-their bumps (every allocation write) leave the stamp alone.
+Providers, trees, inventories, traits, aggregates and class names change
+rarely, usage on every claim: so a worker may keep the structure it
+read and, while its stamp stands, read only the usage for the next
+request (objects/candidate_fetch.py). Database triggers set a new stamp
+in every transaction that changes those rows, whoever writes
+(db/migrations/versions/1001_derived_data.py); provider generation bumps
+are not structure and leave it alone.
 """
 
 import sqlalchemy as sa

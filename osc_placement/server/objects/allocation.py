@@ -1,22 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Allocations: read per consumer or provider, and the replacing write.
 
-A write replaces the whole allocation set of every consumer it names
-(PUT, POST and the reshaper all come here), inside the caller's single
-transaction, as a fixed handful of statements whatever its size:
-
-1. lock the named providers' rows, so writers of one provider queue
-   rather than race (PostgreSQL and MySQL; SQLite writers queue anyway);
-2. read the consumers with their current allocations (one query);
-3. read every involved provider's generation, inventory and usage (one
-   query, one snapshot: a later change to usage also changes the
-   generation read here);
-4. check consumer generations, providers, classes and capacity in Python;
-5. compare-and-swap the generation of every provider the write names (one
-   UPDATE). If another writer got there first the swap matches fewer rows
-   and ``Retry`` makes the caller re-run the whole request in a fresh
-   transaction, so a stale capacity check is never committed;
-6. write consumers, delete old and insert new allocation rows (multi-row).
+A write (PUT, POST, the reshaper) replaces the whole allocation set of
+every consumer it names, in the caller's transaction, as a fixed handful
+of statements whatever its size: lock the named providers' rows so
+writers of one provider queue rather than race; read the consumers and
+every involved provider's generation, inventory and usage; check in
+Python; compare-and-swap every provider's generation in one UPDATE (a
+lost swap raises ``Retry``, so a stale capacity check is never
+committed); then write the rows.
 """
 
 import collections
@@ -345,26 +337,17 @@ def _check_capacity(sums, order, providers_by_id, mine):
 
 
 def _queue_for_providers(conn, uuids, held):
-    """Lock the named providers' rows before reading anything.
+    """Lock the named providers' rows before reading anything, so that
+    writers of one provider take turns rather than all but one losing
+    the compare-and-swap (which still guards correctness on its own).
 
-    Writers of the same providers then take turns instead of all reading
-    the same state and all but one losing the compare-and-swap: the reads
-    that follow see what the previous lock holder committed (a new
-    statement snapshot on PostgreSQL, the first consistent read on
-    MySQL). SQLite's write transactions are already one at a time. The
-    swap in _bump_providers still guards correctness on its own.
-
-    The usage rows are locked first, in key order: those of the named
-    providers and of ``held``, the providers the written consumers hold
-    allocations on now (a move or a removal deletes those). Any writer
-    of allocations takes them before the provider rows (upstream
-    Placement's writes insert and delete the allocations, whose triggers
-    lock them, then bump the generations), so writers of one provider,
-    ours or upstream's beside it in a rolling upgrade, never wait for
-    each other in opposite orders. Every inventory has its usage row (a
-    trigger makes it with the inventory), so there is a row to lock. A
-    consumer whose allocations change after ``held`` was read fails its
-    generation's compare-and-swap, and the write runs again."""
+    The usage rows are locked first, in key order: the named providers'
+    and ``held``'s (those the consumers hold allocations on now). Every
+    writer of allocations, upstream's too (its allocation triggers lock
+    them), takes them before the provider rows, so writers of one
+    provider never wait for each other in opposite orders. A consumer
+    whose allocations change after ``held`` was read fails its
+    generation's swap, and the write runs again."""
     dialect = conn.dialect.name
     if dialect == 'sqlite' or not (uuids or held):
         return

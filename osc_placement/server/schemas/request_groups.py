@@ -1,20 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Parsing of the resource/trait/aggregate query parameters, per microversion.
 
-Pure functions, no database: ``GET /allocation_candidates`` and
-``GET /resource_providers`` hand their query string here, once it passed
-its query schema (the modules beside this one), and get typed, immutable
-objects back. Every malformed value raises ``errors.BadRequest`` with
-upstream Placement's text and code.
-
-A microversion is a ``microversion.Version`` (a plain ``(major, minor)``
-pair is taken too); what it allows is asked of ``microversion.RULES`` by name.
-A query string is a multidict: a list of ``(key, value)`` pairs in request
-order, or a dict mapping each key to a list of values (or to one string).
-
-Names that need the database (resource classes, traits) are not checked while
-parsing; the parsed objects expose the names they use and ``validate_names``
-raises upstream's 400s against sets of known names the caller supplies.
+Pure functions, no database: ``GET /allocation_candidates`` and ``GET
+/resource_providers`` hand their query string here once it passed its
+schema, and get typed, immutable objects back, or ``errors.BadRequest``
+with upstream's text and code. A query string is a multidict (a list of
+pairs in request order, or a dict of lists). Names that need the
+database are not checked while parsing: ``validate_names`` checks the
+names the parsed objects use against sets the caller supplies.
 """
 
 import dataclasses

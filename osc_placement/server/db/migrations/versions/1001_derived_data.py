@@ -1,30 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """This server's additions to upstream's schema, kept by triggers.
 
-``usage_totals`` (sum of allocations.used per provider and class) and
-``provider_structure`` (the structure stamp, db/structure.py) are derived
-from upstream's tables. Database triggers keep them right for every
-writer: this server, upstream Placement serving the same database during
-a rolling upgrade, or plain SQL. On PostgreSQL the usage triggers run once
-per statement over its rows (a bulk write costs one grouped upsert), and
-the stamp triggers are deferred to commit, so the stamp row is the last
-one a transaction locks and adds no lock-order cycle with the providers
-it locked before. MySQL and SQLite run row triggers. Every inventory
-has its usage row (zero until allocated), which allocation writers lock
-before the provider's row (objects/allocation.py).
-
-The triggers are created before the totals are summed: on PostgreSQL
-creating them locks ``allocations`` against writers until this
-transaction commits; on MySQL, which commits each DDL statement, a write
-landing between the two is counted by its trigger and then by the sum,
-which overwrites rather than adds (the sum runs at REPEATABLE READ, where
-InnoDB's INSERT ... SELECT locks the rows it reads: see
-db/migration.py).
-
-Each step can run again: MySQL commits each DDL statement, so a run that
-failed half way (say, creating triggers without the privilege) leaves
-some of them; the next run finishes the work. The same holds for the
-downgrade (``placement-server db hand-back``).
+``usage_totals`` and ``provider_structure`` (db/structure.py) derive from
+upstream's tables; triggers keep them right whoever writes (this server,
+upstream during a rolling upgrade, plain SQL). PostgreSQL's stamp
+triggers are deferred to commit so the stamp row is locked last, after
+the providers (no lock-order cycle). The triggers exist before the
+totals are summed, so no write lands uncounted. Each step can run again,
+as MySQL commits each DDL statement and a failed run leaves some done.
 
 Revision ID: 1001_derived_data
 Revises:

@@ -1,20 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Which usage totals changed since a worker last read them (PostgreSQL).
 
-A worker keeps the cloud's structure between candidate requests
-(objects/candidate_fetch.py) and needs each request's usage. Reading every
-usage total grows with the cloud: 400,000 rows at 100,000 compute nodes.
-With ``usage_totals.changed``, the id of the transaction that last changed
-a total, a worker reads only the totals changed by transactions its last
-read may not have seen (see candidate_fetch._read_usage): a few
-rows per request whatever the cloud's size.
-
-PostgreSQL's usage triggers set the column (``pg_current_xact_id()``, a
-64-bit id that never wraps), and an index finds the changed totals.
-MySQL and SQLite have no such id: the column stays 0 there, unindexed,
-and their workers read every total, which is why they keep the structure
-of small clouds only.
-
+A worker keeping the cloud's structure (objects/candidate_fetch.py)
+still needs each request's usage, and every total is a read that grows
+with the cloud. ``usage_totals.changed``, set by the triggers to the
+last changing transaction's id (``pg_current_xact_id()``, never wraps)
+and indexed, lets it read only the totals changed since. MySQL and
+SQLite have no such id: the column stays 0 and they read every total.
 Each step can run again, as 1001's.
 
 Revision ID: 1002_usage_changes
