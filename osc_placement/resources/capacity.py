@@ -404,6 +404,20 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             return self._fit(parsed_args, request, listed)
         return self._capacity(parsed_args, listed)
 
+    def _note_no_provider(self, parsed_args):
+        """Say why nothing is counted: an empty table, or a total of 0
+        with --fit, would read as a cloud without room."""
+        filters = [name for name, value in (
+            ('--aggregate', parsed_args.aggregate),
+            ('--member-of', parsed_args.member_of),
+            ('--required', parsed_args.required),
+            ('--forbidden', parsed_args.forbidden),
+            ('--in-tree', parsed_args.in_tree)) if value]
+        self.app.stderr.write(
+            'Note: no resource provider matches the filters (%s).\n'
+            % ', '.join(filters) if filters
+            else 'Note: there is no resource provider.\n')
+
     def _fit_request(self, parsed_args):
         """``{class: amount}`` to count, from --fit or --flavor; None
         for the capacity rows."""
@@ -512,6 +526,13 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             if provider['uuid'] in read:
                 rows += provider_rows(provider, *read[provider['uuid']],
                                       classes=parsed_args.resource_class)
+        if not listed:
+            self._note_no_provider(parsed_args)
+        elif not rows:
+            self.app.stderr.write(
+                'Note: %d resource provider(s) match, with no inventory%s.\n'
+                % (len(listed), ' of ' + ', '.join(parsed_args.resource_class)
+                   if parsed_args.resource_class else ''))
         if parsed_args.sort_by_free:
             rows = sort_by_free(rows)
         return CAPACITY_COLUMNS, rows + total_rows(rows)
@@ -539,7 +560,9 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
             filtered = RequestFilter(self, group, everyone, sharing)
             trees, sharing, combos = filtered.apply(trees, request)
             roots = [root for root in roots if root in trees]
-        if not parsed_args.root_required:
+        if not roots:
+            self._note_no_provider(parsed_args)
+        elif not parsed_args.root_required:
             self._note_disabled(group, trees)
         wanted = set().union(*trees.values(), *sharing.values())
         read = self._read_providers(sorted(wanted))

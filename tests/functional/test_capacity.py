@@ -174,10 +174,31 @@ class CapacityListTests(CapacityTestCase):
         self.assertEqual({self.a: 25, self.b: 4}, mine)
         self.assertEqual('(total)', rows[-1]['uuid'])
 
-    def test_unknown_aggregate_is_empty(self):
+    def test_unknown_aggregate_is_empty_and_said_so(self):
         self.world()
-        self.assertEqual([], self.capacity('--aggregate',
-                                           str(uuid.uuid4())))
+        unknown = str(uuid.uuid4())
+        for options, rows in ((['--aggregate', unknown], 0),
+                              (['--member-of', unknown], 0),
+                              (['--member-of', unknown, '--fit', 'VCPU=1'],
+                               1)):
+            result = self.run_openstack(
+                ['resource', 'provider', 'capacity', 'list', '-f', 'json']
+                + options)
+            self.assertEqual(0, result.code, result.stderr)
+            self.assertEqual(rows, len(json.loads(result.stdout)))
+            self.assertIn('Note: no resource provider matches the filters '
+                          '(%s).' % options[0], result.stderr)
+
+    def test_providers_without_inventory_are_said_so(self):
+        self.provider('host-empty')
+        self.inventory(self.provider('host-disk'), DISK_GB=10)
+        result = self.run_openstack(
+            ['resource', 'provider', 'capacity', 'list', '-f', 'json',
+             '--aggregate', self.aggregate, '--resource-class', 'VCPU'])
+        self.assertEqual(0, result.code, result.stderr)
+        self.assertEqual([], json.loads(result.stdout))
+        self.assertIn('Note: 2 resource provider(s) match, with no '
+                      'inventory of VCPU.', result.stderr)
 
     def test_unknown_resource_class(self):
         self.world()
