@@ -19,6 +19,7 @@ import contextlib
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -105,6 +106,18 @@ def galera_cluster(directory, database):
     finally:
         subprocess.run(['bash', GALERA_TOOL, 'stop', directory], env=env,
                        stdout=subprocess.DEVNULL)
+
+
+def kill_galera_nodes(directory, nodes):
+    """SIGKILL nodes of the cluster ``replicated('galera', directory)``
+    started (numbered from 1): they vanish without leaving the cluster, as
+    in a crash or a network partition, and a node left alone loses the
+    quorum (the primary component)."""
+    for node in nodes:
+        pidfile = os.path.join(directory, 'galera', 'node%d' % node,
+                               'mysqld.pid')
+        with open(pidfile) as f:
+            os.kill(int(f.read().strip()), signal.SIGKILL)
 
 
 @contextlib.contextmanager

@@ -28,6 +28,7 @@ printed; the exit status is 1 on any violation or 5xx answer.
 import argparse
 import collections
 import random
+import re
 import sys
 import threading
 import time
@@ -369,11 +370,34 @@ def count_retries(log_paths):
     return per_log, reasons
 
 
+# What the server logs with a 5xx: the 503's reason on its own line, the
+# 500's in the last line of its traceback.
+_FIVE_XX_LINE = re.compile(
+    r'(Database unavailable in .*|Outcome unknown: .*'
+    r'|\] (?:\w+\.)*\w+(?:Error|Exception|Warning)\b.*)$')
+
+
+def server_errors(log_paths):
+    """What the servers logged with their 5xx answers, per message."""
+    found = collections.Counter()
+    for path in log_paths:
+        with open(path, errors='replace') as log:
+            for line in log:
+                match = _FIVE_XX_LINE.search(line)
+                if match:
+                    found[_without_ids(match.group(1))] += 1
+    return found
+
+
+def _without_ids(text):
+    return re.sub(r'req-[0-9a-f-]+|[0-9a-f]{8}-[0-9a-f-]{27}', '...', text)
+
+
 # -- the run ---------------------------------------------------------------
 
 Result = collections.namedtuple(
     'Result', 'answers accepted seconds retries_per_log retry_reasons '
-              'problems')
+              'problems server_errors')
 
 
 def run(urls, db_urls, log_paths=(), providers=20, vcpu=8, threads=16,
@@ -417,7 +441,7 @@ def run(urls, db_urls, log_paths=(), providers=20, vcpu=8, threads=16,
     accepted = sum(n for (op, answer), n in ledger.answers.items()
                    if answer == '204')
     return Result(ledger.answers, accepted, elapsed, per_log, reasons,
-                  problems)
+                  problems, server_errors(log_paths))
 
 
 def format_result(result, urls, db_urls):
@@ -437,6 +461,8 @@ def format_result(result, urls, db_urls):
     lines.append('retries (server logs): %d %s' % (
         retries, dict(result.retry_reasons) if retries else ''))
     lines.append('500s: %s' % (total_5xx or 'none'))
+    lines += ['  %5d x %s' % (n, text[:300])
+              for text, n in result.server_errors.most_common(10)]
     lines.append('verification: %s' % (
         'passed (capacity, every consumer as its last accepted write, '
         'usages from every URL)' if not result.problems

@@ -8,7 +8,9 @@ benchmarks/replicated_writes.py's writers claim, move and delete over all
 of them at once. The assertions are its verification: no provider over
 capacity, every consumer as its last accepted write left it on every
 node (and every refused claim absent), usages from every server equal to
-the SQL sums, no 5xx; and the servers' logs show conflicts retried.
+the SQL sums, no 5xx; and the servers' logs show conflicts retried. On
+Galera, a node whose two peers then vanish loses the quorum, and its
+server answers 503 with Retry-After (MariaDB's 1047), never 500.
 
 Each case runs in the pass of its database, as the rest of the suite:
 
@@ -23,8 +25,12 @@ not the MariaDB server of the URL: it starts its own nodes on free
 loopback ports.
 """
 
+import json
 import os
+import time
 import unittest
+import urllib.error
+import urllib.request
 
 import fixtures
 import sqlalchemy as sa
@@ -37,6 +43,8 @@ from tests.server import fixtures as api_fixtures
 
 # Short runs: the cluster takes ~15 s to start, the writers this long.
 WRITE_SECONDS = 15
+# Galera's own timeouts decide when a node alone gives up the quorum.
+QUORUM_LOSS_SECONDS = 60
 THREADS = 12
 PROVIDERS = 12
 
@@ -48,15 +56,19 @@ def _test_backend():
 
 class ReplicatedWritesMixin:
 
-    def run_writers(self, mode, **kwargs):
+    def run_writers(self, mode, then=None, **kwargs):
+        """The writers' result and report; ``then(directory, urls)`` runs
+        after them, with everything still up."""
         directory = self.useFixture(fixtures.TempDir()).path
         with replicated_run.replicated(mode, directory, **kwargs) as (
                 urls, db_urls, logs):
             result = replicated_writes.run(
                 urls, db_urls, logs, providers=PROVIDERS, threads=THREADS,
                 seconds=WRITE_SECONDS)
-        report = replicated_writes.format_result(result, urls, db_urls)
-        self.addDetail('figures', content.text_content(report))
+            report = replicated_writes.format_result(result, urls, db_urls)
+            self.addDetail('figures', content.text_content(report))
+            if then is not None:
+                then(directory, urls)
         return result, report
 
     def assert_verified(self, result, report):
@@ -82,11 +94,34 @@ class TestGalera(ReplicatedWritesMixin, testtools.TestCase):
                 replicated_run.MARIADBD, replicated_run.GALERA_PROVIDER))
 
     def test_three_nodes_one_server_each(self):
-        result, report = self.run_writers('galera')
+        result, report = self.run_writers(
+            'galera', then=self.assert_node_alone_unavailable)
         self.assert_verified(result, report)
         # Galera refuses a commit certified against another node's with a
         # deadlock error, which the server retried.
         self.assertIn('deadlock (MySQL 1213)', result.retry_reasons, report)
+
+    def assert_node_alone_unavailable(self, directory, urls):
+        """A node whose peers vanished has no quorum and refuses every
+        statement (MariaDB 1047, "WSREP has not yet prepared node"): its
+        server answers 503 with Retry-After, never 500."""
+        replicated_run.kill_galera_nodes(directory, (1, 2))
+        seen = []
+        deadline = time.monotonic() + QUORUM_LOSS_SECONDS
+        while time.monotonic() < deadline:
+            status, headers, body = _get(urls[2] + '/resource_providers')
+            seen.append(status)
+            if status == 503:
+                break
+            time.sleep(0.2)
+        self.assertEqual(503, seen[-1], seen)
+        self.assertEqual({200}, set(seen[:-1]) or {200}, seen)
+        self.assertIsNotNone(headers.get('Retry-After'))
+        [error] = body['errors']
+        self.assertEqual(503, error['status'])
+        # The pool was renewed and the node is still alone: the next
+        # request, on a new connection, is refused the same way.
+        self.assertEqual(503, _get(urls[2] + '/resource_providers')[0])
 
 
 class TestTwoServersOnPostgreSQL(ReplicatedWritesMixin, testtools.TestCase):
@@ -101,6 +136,21 @@ class TestTwoServersOnPostgreSQL(ReplicatedWritesMixin, testtools.TestCase):
         result, report = self.run_writers('postgresql',
                                           pg_url=self.server_url)
         self.assert_verified(result, report)
+
+
+def _get(url):
+    """(status, headers, JSON body) of a GET at the newest microversion,
+    whatever the status."""
+    request = urllib.request.Request(
+        url, headers={'OpenStack-API-Version': 'placement latest',
+                      'Accept': 'application/json',
+                      # The servers' noauth2: the admin's token.
+                      'X-Auth-Token': 'admin'})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, json.load(error)
 
 
 def load_tests(loader, standard_tests, pattern):
