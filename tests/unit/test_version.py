@@ -12,10 +12,12 @@ from osc_placement import version
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 # Every client module: the plugin, its commands and its HTTP layer (the
-# server keeps its own table).
+# server keeps its own table), but the shared vocabulary.
 CLIENT_SOURCES = sorted(
-    glob.glob(os.path.join(TOP, 'osc_placement', '*.py'))
-    + glob.glob(os.path.join(TOP, 'osc_placement', 'resources', '*.py')))
+    path for path in (
+        glob.glob(os.path.join(TOP, 'osc_placement', '*.py'))
+        + glob.glob(os.path.join(TOP, 'osc_placement', 'resources', '*.py')))
+    if os.path.basename(path) != 'microversions.py')
 # "1.31" in a string, not "16.0" or "v1.2.3"-like parts of longer words.
 VERSION_TEXT = re.compile(r'(?<![\w.])1\.\d+\b')
 
