@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The shared microversion vocabulary (osc_placement/microversions.py).
 
-The client reads it without loading the server.
+The client (osc_placement.version) and the server
+(osc_placement.server.microversion) both read it, so they answer the same
+microversions and name each behaviour alike; the client reads it without
+loading the server.
 """
 
 import ast
@@ -11,6 +14,8 @@ import sys
 import testtools
 
 from osc_placement import microversions
+from osc_placement.server import microversion
+from osc_placement import version
 
 
 def is_version_tuple(node):
@@ -43,6 +48,18 @@ class TestVocabulary(testtools.TestCase):
         wrong = [name for name in microversions.FEATURES
                  if not (name.isidentifier() and name == name.lower())]
         self.assertEqual([], wrong)
+
+    def test_both_sides_answer_the_same_microversions(self):
+        self.assertEqual(version.SUPPORTED_MICROVERSIONS,
+                         tuple(map(str, microversion.KNOWN)))
+        self.assertEqual(
+            (version.MIN_VERSION, version.MAX_VERSION),
+            (str(microversion.MIN_VERSION), str(microversion.MAX_VERSION)))
+
+    def test_both_sides_name_each_behaviour_alike(self):
+        for name, feature in microversions.FEATURES.items():
+            self.assertEqual(feature.since, version.since(name))
+            self.assertEqual(feature.since, str(microversion.SINCE[name]))
 
     def test_the_guards_see_version_tuples(self):
         found = [is_version_tuple(ast.parse(source, mode='eval').body)
