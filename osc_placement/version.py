@@ -1,95 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 """Placement microversions as the client knows them.
 
-``FEATURES`` is the client's one microversion table: the features every
-supported microversion brought, by name, each with its microversion and
-what it is. The supported microversions are the ones the table names,
-every one from ``MIN_VERSION`` to ``MAX_VERSION``. Commands
-ask the table by name: ``since`` for a feature's microversion,
-``supports`` for a version that has it, ``CheckerMixin.require_feature`` to
-refuse with upstream osc-placement's text (a ``ValueError``, which cliff
-prints as one line before exiting 1), ``available`` for the columns a
-version shows, and ``render`` for help texts that name a version.
+Features are the names of the vocabulary the server shares,
+``osc_placement.microversions.FEATURES``: each behaviour a microversion
+brought, with the microversion it starts at. The supported microversions
+are the ones it names, every one from ``MIN_VERSION`` to ``MAX_VERSION``.
+Commands ask it one way, ``supports(ver, feature)``, which with
+``refuse=True`` refuses a version without the feature with upstream
+osc-placement's text (a ``ValueError``, which cliff prints as one line
+before exiting 1). Help texts that name a version are templates filled by
+``render``.
 """
 
-import collections
 import functools
 import operator
 import re
 
 from osc_placement import library_seams
-
-Feature = collections.namedtuple('Feature', 'microversion what')
-
-# Named client features, oldest first, and what each is as a client user
-# sees it. Some microversions bring several features; every microversion
-# the client supports has at least one row, so this is also the list of
-# supported microversions. Nothing else in the client writes a microversion
-# down: it names the feature instead.
-FEATURES = {
-    'base': Feature(
-        '1.0', 'resource providers, inventories, usages, allocations'),
-    'aggregates': Feature('1.1', 'provider aggregates'),
-    'resource_classes': Feature('1.2', 'custom resource classes'),
-    'member_of': Feature('1.3', 'member_of filter for provider lists'),
-    'resources_filter': Feature('1.4', 'resources filter for provider lists'),
-    'delete_all_inventories': Feature(
-        '1.5', 'delete all inventories of a provider'),
-    'traits': Feature('1.6', 'traits'),
-    'idempotent_resource_class': Feature(
-        '1.7', 'idempotent resource class create (PUT)'),
-    'consumer_project_user': Feature(
-        '1.8', 'project and user required on allocations'),
-    'project_usages': Feature('1.9', 'usages per project and user'),
-    'allocation_candidates': Feature('1.10', 'allocation candidates'),
-    'provider_allocations_link': Feature(
-        '1.11', 'allocations link in providers'),
-    'allocations_dict': Feature(
-        '1.12', 'allocations as a dict keyed by provider'),
-    'consumer_details': Feature(
-        '1.12', "a consumer's allocations name its project and user"),
-    'several_consumers': Feature(
-        '1.13', 'allocations for several consumers at once'),
-    'nested_providers': Feature('1.14', 'nested providers (parent and root)'),
-    'cache_headers': Feature(
-        '1.15', 'last-modified and cache-control headers'),
-    'candidate_limit': Feature('1.16', 'limit on allocation candidates'),
-    'candidate_required': Feature(
-        '1.17', 'required traits on allocation candidates'),
-    'summary_traits': Feature('1.17', 'traits in provider summaries'),
-    'provider_required': Feature(
-        '1.18', 'required traits on provider lists'),
-    'aggregate_generation': Feature(
-        '1.19', 'aggregates carry the provider generation'),
-    'create_returns_provider': Feature(
-        '1.20', 'provider create returns the provider'),
-    'candidate_member_of': Feature(
-        '1.21', 'member_of on allocation candidates'),
-    'forbidden_traits': Feature('1.22', 'forbidden traits'),
-    'error_codes': Feature('1.23', 'error codes'),
-    'repeated_member_of': Feature('1.24', 'repeated member_of'),
-    'granular_groups': Feature('1.25', 'granular request groups'),
-    'reserved_equals_total': Feature('1.26', 'reserved may equal total'),
-    'all_classes_in_summaries': Feature(
-        '1.27', 'all classes in provider summaries'),
-    'consumer_generations': Feature('1.28', 'consumer generations'),
-    'nested_candidates': Feature('1.29', 'nested allocation candidates'),
-    'reshaper': Feature('1.30', 'reshaper'),
-    'candidate_in_tree': Feature(
-        '1.31', 'in_tree on allocation candidates'),
-    'forbidden_aggregates': Feature('1.32', 'forbidden aggregates'),
-    'named_groups': Feature('1.33', 'string request group suffixes'),
-    'candidate_mappings': Feature(
-        '1.34', 'request group mappings in candidates'),
-    'root_required': Feature(
-        '1.35', 'root_required on allocation candidates'),
-    'same_subtree': Feature('1.36', 'same_subtree on allocation candidates'),
-    'resourceless_groups': Feature(
-        '1.36', 'request groups without resources (with same_subtree)'),
-    'reparenting': Feature('1.37', 're-parenting and un-parenting providers'),
-    'consumer_types': Feature('1.38', 'consumer types'),
-    'any_of_traits': Feature('1.39', 'any-of traits (in:) in required'),
-}
+from osc_placement import microversions
 
 _VERSION_RE = re.compile(r'^(\d)\.(\d+)$')
 
@@ -147,22 +75,23 @@ def lowest(*versions):
     return min(versions, key=_as_version)
 
 
-# The microversions the table names, oldest first.
+# The microversions the vocabulary names, oldest first.
 SUPPORTED_MICROVERSIONS = tuple(sorted(
-    {feature.microversion for feature in FEATURES.values()},
+    {feature.since for feature in microversions.FEATURES.values()},
     key=_as_version))
 # '1' asks the client to negotiate the highest version both sides speak.
 NEGOTIATE_VERSIONS = ('1',)
 SUPPORTED_VERSIONS = NEGOTIATE_VERSIONS + SUPPORTED_MICROVERSIONS
 MIN_VERSION = SUPPORTED_MICROVERSIONS[0]
-MAX_VERSION = SUPPORTED_MICROVERSIONS[-1]
+MAX_VERSION = microversions.MAX_VERSION
 # Upstream's name for the negotiation cap; with no gaps it is the maximum.
 MAX_VERSION_NO_GAP = MAX_VERSION
 
 
 def since(feature):
-    """The microversion that brought ``feature`` (a name in FEATURES)."""
-    return FEATURES[feature].microversion
+    """The microversion that brought ``feature`` (a name in
+    microversions.FEATURES)."""
+    return microversions.FEATURES[feature].since
 
 
 def before(feature):
@@ -173,18 +102,17 @@ def before(feature):
     return SUPPORTED_MICROVERSIONS[index - 1]
 
 
-def supports(ver, feature):
-    """True when microversion ``ver`` has ``feature``."""
-    return at_least(ver, since(feature))
+def supports(ver, feature, refuse=False):
+    """True when microversion ``ver`` has ``feature``: the one question
+    the client asks of the vocabulary.
 
-
-def available(table, ver):
-    """The names in ``table`` that microversion ``ver`` has.
-
-    ``table`` is a sequence of ``(name, feature)`` pairs, e.g. a command's
-    columns and the feature that brought each; order is kept.
+    With ``refuse`` a version without ``feature`` raises ValueError with
+    upstream's text ("... requires at least version X.Y") instead of
+    answering False.
     """
-    return tuple(name for name, feature in table if supports(ver, feature))
+    if refuse:
+        return compare(ver, ge(since(feature)))
+    return at_least(ver, since(feature))
 
 
 class _Since(str):
@@ -203,9 +131,9 @@ class _Since(str):
 
 class _SinceByName(dict):
     def __missing__(self, feature):
-        if feature not in FEATURES:
-            raise KeyError('no feature %r in version.FEATURES (a literal '
-                           'brace is written {{ or }})' % feature)
+        if feature not in microversions.FEATURES:
+            raise KeyError('no feature %r in microversions.FEATURES (a '
+                           'literal brace is written {{ or }})' % feature)
         return _Since(feature)
 
 
@@ -327,18 +255,9 @@ def check(*predicates, **kwargs):
 
 
 class CheckerMixin:
-    """Version checks for command classes.
-
-    Commands ask by feature name: ``require_feature`` refuses a version
-    without it, with upstream's text; ``supports_feature`` says whether the
-    version in use has it.
-    """
-
-    def require_feature(self, feature):
-        return self.check_version(ge(since(feature)))
-
-    def supports_feature(self, feature):
-        return supports(get_version(self), feature)
+    """Upstream osc-placement's version checks for command classes, kept
+    for code written against it; these commands ask ``supports`` by
+    name instead."""
 
     def check_version(self, *predicates, **kwargs):
         return compare(get_version(self), *predicates, **kwargs)

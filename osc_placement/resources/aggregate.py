@@ -79,7 +79,8 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, SET_GATES)
+        for feature in common.needed_features(parsed_args, SET_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         url = AGGREGATES_URL.format(
             uuid=common.provider_uuid(self, parsed_args.uuid))
         body = self._body(parsed_args.aggregate, parsed_args.generation)
@@ -87,7 +88,8 @@ class SetAggregate(common.PlacementCommand, lister.Lister):
             self.placement.request('PUT', url, json=body).json())
 
     def _body(self, aggregates, generation):
-        if not self.supports_feature('aggregate_generation'):
+        if not version.supports(version.get_version(self),
+                                'aggregate_generation'):
             return aggregates
         if generation is None:
             raise exceptions.CommandError('A generation must be specified.')

@@ -31,19 +31,21 @@ CONSUMER_COLUMNS = ('project_id', 'user_id', 'consumer_type')
 # Who the consumer is: the option, its dest, and the feature from which the
 # server insists on it in PUT /allocations/{consumer}.
 CONSUMER_OPTIONS = (
-    ('--project-id', 'project_id', 'consumer_project_user'),
-    ('--user-id', 'user_id', 'consumer_project_user'),
+    ('--project-id', 'project_id', 'allocation_project_user'),
+    ('--user-id', 'user_id', 'allocation_project_user'),
     ('--consumer-type', 'consumer_type', 'consumer_types'),
 )
 # What upstream prints when those options are given to a server that
-# ignores them; keyed by the feature that starts to honour them.
+# ignores them, and the feature that starts to honour them.
 IGNORED_OPTION_WARNINGS = (
-    (('project_id', 'user_id'), 'consumer_project_user', version.render(
+    (('project_id', 'user_id'), version.render(
         '--project-id and --user-id options do not affect allocation for '
-        '--os-placement-api-version less than {consumer_project_user}')),
-    (('consumer_type',), 'consumer_types', version.render(
+        '--os-placement-api-version less than {allocation_project_user}'),
+     'allocation_project_user'),
+    (('consumer_type',), version.render(
         '--consumer-type option does not affect allocation for '
-        '--os-placement-api-version less than {consumer_types}')),
+        '--os-placement-api-version less than {consumer_types}'),
+     'consumer_types'),
 )
 # GET shows this for a consumer written without a type; it is not a valid
 # type to write back (types are upper case), so it must not be echoed.
@@ -112,7 +114,7 @@ def _amount(rc, value):
 def allocations_payload(allocations, ver):
     """The ``allocations`` member of a PUT, in the shape ``ver`` expects:
     a dict keyed by provider, or before that feature a list."""
-    if version.supports(ver, 'allocations_dict'):
+    if version.supports(ver, 'dict_allocations'):
         return {rp: {'resources': resources}
                 for rp, resources in allocations.items()}
     return [{'resource_provider': {'uuid': rp}, 'resources': resources}
@@ -121,7 +123,8 @@ def allocations_payload(allocations, ver):
 
 def allocation_table(body, ver):
     """Columns and one row per provider for a GET /allocations/{c} body."""
-    columns = version.available(ALLOCATION_COLUMNS, ver)
+    columns = tuple(column for column, feature in ALLOCATION_COLUMNS
+                    if version.supports(ver, feature))
     consumer = {key: body.get(key) for key in CONSUMER_COLUMNS}
     rows = []
     for provider, share in body.get('allocations', {}).items():
@@ -157,7 +160,7 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
     allocation, you must specify all resource class allocations, old and
     new.
 
-    From ``--os-placement-api-version {consumer_project_user}`` it is
+    From ``--os-placement-api-version {allocation_project_user}`` it is
     required to specify ``--project-id`` and ``--user-id`` to set
     allocations, and from {consumer_types} ``--consumer-type`` as well. When
     the version is negotiated (the default), whether project and user are
@@ -250,7 +253,7 @@ class SetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
 
 
 def warn_about_ignored_options(parsed_args, ver):
-    for dests, feature, warning in IGNORED_OPTION_WARNINGS:
+    for dests, warning, feature in IGNORED_OPTION_WARNINGS:
         given = any(getattr(parsed_args, dest) for dest in dests)
         if given and not version.supports(ver, feature):
             LOG.warning(warning)
@@ -308,7 +311,7 @@ class UnsetAllocation(ConsumerTypeCompatible, common.PlacementCommand,
     def take_action(self, parsed_args):
         ver = version.get_version(self)
         if parsed_args.consumer_type:
-            self.require_feature('consumer_types')
+            version.supports(ver, 'consumer_types', refuse=True)
         url = consumer_url(parsed_args.uuid)
         current = self.get_json(url)
         providers = [common.provider_uuid(self, provider)

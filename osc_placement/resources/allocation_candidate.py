@@ -163,7 +163,7 @@ class ListAllocationCandidate(common.PlacementCommand, lister.Lister):
     def take_action(self, parsed_args):
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
-        validate(self, parsed_args, groups, ver)
+        validate(parsed_args, groups, ver)
         resolve_in_tree(self, groups)
         query = build_query(parsed_args, groups, LOG)
         body = self.get_json(BASE_URL, **query)
@@ -274,17 +274,19 @@ def add_options(parser):
             '``--os-placement-api-version {candidate_mappings}``.'))
 
 
-def validate(cmd, parsed_args, groups, ver):
+def validate(parsed_args, groups, ver):
     """Fail before sending anything if the request cannot be right."""
     if not any(group['resources'] for group in groups.values()):
         raise exceptions.CommandError(
             'At least one --resource must be specified.')
     for group in groups.values():
         check_resource_format(group['resources'])
-    common.check_option_gates(cmd, parsed_args, REQUEST_GATES)
-    check_group_names(cmd, groups)
+    for feature in common.needed_features(parsed_args, REQUEST_GATES):
+        version.supports(ver, feature, refuse=True)
+    check_group_names(groups, ver)
     for name, group in groups.items():
-        common.check_option_gates(cmd, group, GROUP_GATES)
+        for feature in common.needed_features(group, GROUP_GATES):
+            version.supports(ver, feature, refuse=True)
         check_group_has_resources(name, group, parsed_args, ver)
 
 
@@ -294,13 +296,13 @@ def check_resource_format(resources):
             raise exceptions.CommandError(RESOURCE_FORMAT_ERROR)
 
 
-def check_group_names(cmd, groups):
+def check_group_names(groups, ver):
     """Numbered groups came first; any [a-zA-Z0-9_-] name later."""
     names = [name for name in groups if name != UNNAMED_GROUP]
     if names:
-        cmd.require_feature('granular_groups')
+        version.supports(ver, 'granular_groups', refuse=True)
     if any(not _NUMBER.match(name) for name in names):
-        cmd.require_feature('named_groups')
+        version.supports(ver, 'named_groups', refuse=True)
 
 
 def check_group_has_resources(name, group, parsed_args, ver):
@@ -359,8 +361,9 @@ def group_query(suffix, group, log):
 
 
 def shown_columns(parsed_args, ver):
-    return tuple(name for name in version.available(CANDIDATE_COLUMNS, ver)
-                 if name not in OPT_IN_COLUMNS or getattr(parsed_args, name))
+    return tuple(name for name, feature in CANDIDATE_COLUMNS
+                 if version.supports(ver, feature) and (
+                     name not in OPT_IN_COLUMNS or getattr(parsed_args, name)))
 
 
 def candidate_table(body, names):
@@ -393,7 +396,7 @@ def candidate_table(body, names):
 def request_allocations(request):
     """(provider, resources) pairs of one allocation request.
 
-    Before feature ``allocations_dict`` the allocations are a list of
+    Before feature ``dict_allocations`` the allocations are a list of
     ``{resource_provider: {uuid}, resources}``; with it a dict keyed by
     provider. The shape tells which one the server sent.
     """

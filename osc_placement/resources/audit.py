@@ -276,7 +276,9 @@ class AuditConsumer(ExitStatus, common.PlacementCommand, lister.Lister):
                                                whole_cloud))
         findings = self._confirmed(details, client, nova, trees, cloud)
         self._note_others(held, details, nova, trees)
-        columns = version.available(AUDIT_COLUMNS, version.get_version(self))
+        ver = version.get_version(self)
+        columns = tuple(column for column, feature in AUDIT_COLUMNS
+                        if version.supports(ver, feature))
         if not findings:
             bulk.tell(self, 'No consumer in %s lacks a server or a '
                             'migration under way in Nova (%d consumers '

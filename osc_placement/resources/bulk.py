@@ -336,7 +336,7 @@ def sharing_by_traits(command, members):
 def at_least(command, feature):
     """The request arguments that ask at ``feature``'s microversion when
     the command's own is older."""
-    if command.supports_feature(feature):
+    if version.supports(version.get_version(command), feature):
         return {}
     return {'version': version.since(feature)}
 

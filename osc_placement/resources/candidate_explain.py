@@ -126,7 +126,7 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
             flavor_option.apply_to_candidate_args(parsed_args, wanted)
         groups = getattr(parsed_args, 'groups', None) or {}
         ver = version.get_version(self)
-        candidates.validate(self, parsed_args, groups, ver)
+        candidates.validate(parsed_args, groups, ver)
         candidates.resolve_in_tree(self, groups)
         self._check_reads_possible(ver)
         query = candidates.build_query(parsed_args, groups, LOG)
@@ -169,7 +169,7 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
         upstream's way.
         """
         if self.placement.negotiating:
-            self.require_feature(READ_FEATURE)
+            version.supports(ver, READ_FEATURE, refuse=True)
 
     def _check_request(self, query, ver):
         """Let the server refuse a bad request (unknown class or trait)

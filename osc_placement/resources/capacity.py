@@ -391,7 +391,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
 
     def take_action(self, parsed_args):
         request = self._fit_request(parsed_args)
-        common.check_option_gates(self, parsed_args, GATES)
+        for feature in common.needed_features(parsed_args, GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         self._check_classes(parsed_args.resource_class or list(request or ()))
         if parsed_args.in_tree:
             parsed_args.in_tree = common.provider_uuid(
@@ -472,7 +473,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
         A server without custom resource classes knows only the standard
         ones, and cannot list them.
         """
-        if not classes or not self.supports_feature('resource_classes'):
+        if not classes or not version.supports(version.get_version(self),
+                                               'resource_classes'):
             return
         known = {rc['name'] for rc in self.get_json(
             RESOURCE_CLASSES_URL)['resource_classes']}
@@ -510,7 +512,8 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
 
     def _summary_usages(self, inventories):
         if len(inventories) < providers.SUMMARIES_FROM or not (
-                self.supports_feature('nested_candidates')):
+                version.supports(version.get_version(self),
+                                 'nested_candidates')):
             return {}
         return providers.usages_from_summaries(
             lambda resources: self.get_json(providers.CANDIDATES_URL,

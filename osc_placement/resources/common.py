@@ -19,11 +19,11 @@ def is_our_module(name):
 class PlacementCommand(version.CheckerMixin):
     """Mixin for placement commands: version gate and client access.
 
-    ``required_feature`` names the feature (a row of ``version.FEATURES``)
-    the whole command needs; it is checked once, before ``take_action``,
-    with upstream's failure text. A command's docstring is its help text:
-    it names a version as ``{feature}``, filled in from the table when the
-    class is defined.
+    ``required_feature`` names the feature (a name of
+    ``microversions.FEATURES``) the whole command needs; it is checked
+    once, before ``take_action``, with upstream's failure text. A
+    command's docstring is its help text: it names a version as
+    ``{feature}``, filled in from the table when the class is defined.
     """
 
     required_feature = 'base'
@@ -78,7 +78,8 @@ class PlacementCommand(version.CheckerMixin):
         if self.negotiation_ceiling and not self.uses_newer_features(
                 parsed_args):
             self.placement.limit_negotiated_version(self.negotiation_ceiling)
-        self.require_feature(self.required_feature)
+        version.supports(version.get_version(self), self.required_feature,
+                         refuse=True)
         return super().run(parsed_args)
 
     def uses_newer_features(self, parsed_args):
@@ -229,20 +230,22 @@ def dict_properties(item, fields):
     return tuple([item.get(field, '') for field in fields])
 
 
-def check_option_gates(command, options, gates):
-    """Check ``(dest, applies, feature)`` gates in table order.
+def needed_features(options, gates):
+    """The features the given options need, by ``(dest, applies,
+    feature)`` gates in table order.
 
     ``options`` is the parsed arguments, or a dict such as one request
     group of ``allocation candidate list``. ``applies(value)`` says whether
     the option's value needs the feature (``bool``: any true value). Only
-    given options are checked, so the version is not even looked up for a
-    bare command; the first failing gate refuses with upstream's text.
+    given options count, so a bare command needs nothing; a command asks
+    ``version.supports(ver, feature, refuse=True)`` of each in turn, and
+    the first the version lacks refuses with upstream's text.
     """
     for dest, applies, feature in gates:
         value = (options.get(dest) if isinstance(options, dict)
                  else getattr(options, dest, None))
         if _given(value) and applies(value):
-            command.require_feature(feature)
+            yield feature
 
 
 def _given(value):

@@ -75,8 +75,9 @@ NOVA_TYPES = audit.NOVA_CONSUMER_TYPES
 
 
 def consumer_columns(ver, tree):
-    return tuple(name for name in version.available(COLUMNS, ver)
-                 if tree or name not in TREE_ONLY_COLUMNS)
+    return tuple(name for name, feature in COLUMNS
+                 if version.supports(ver, feature)
+                 and (tree or name not in TREE_ONLY_COLUMNS))
 
 
 def holdings(allocations_by_provider):
@@ -319,7 +320,8 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, LIST_GATES)
+        for feature in common.needed_features(parsed_args, LIST_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         consumer_type = normalized_consumer_type(parsed_args.consumer_type)
         self._check_scope_options(parsed_args)
         note = type_guess_note(consumer_type)
@@ -407,7 +409,8 @@ class ListConsumer(common.PlacementCommand, lister.Lister):
 
     def _cloud_rows(self, parsed_args, consumer_type):
         ver = version.get_version(self)
-        columns = version.available(CLOUD_COLUMNS, ver)
+        columns = tuple(column for column, feature in CLOUD_COLUMNS
+                        if version.supports(ver, feature))
         every = self.get_json(PROVIDERS_URL)['resource_providers']
         listed, where = every, 'the cloud'
         if parsed_args.aggregate:

@@ -299,7 +299,8 @@ class SetInventory(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, SET_GATES)
+        for feature in common.needed_features(parsed_args, SET_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         bulk.check_bulk_only_options(self._parser, parsed_args)
         resources = parse_resource_arguments(parsed_args.resource)
         if parsed_args.aggregate:
@@ -451,7 +452,8 @@ class DeleteInventory(common.PlacementCommand, command.Command):
 
     def take_action(self, parsed_args):
         delete_all = parsed_args.resource_class is None
-        if delete_all and not self.supports_feature('delete_all_inventories'):
+        if delete_all and not version.supports(version.get_version(self),
+                                               'delete_all_inventories'):
             self._parser.error(RESOURCE_CLASS_REQUIRED)
         uuid = common.provider_uuid(self, parsed_args.uuid)
         if delete_all:

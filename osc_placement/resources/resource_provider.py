@@ -47,7 +47,8 @@ PARENT_GATES = (
 
 
 def provider_columns(ver):
-    return version.available(PROVIDER_COLUMNS, ver)
+    return tuple(column for column, feature in PROVIDER_COLUMNS
+                 if version.supports(ver, feature))
 
 
 class _ProviderCommand(common.PlacementCommand):
@@ -83,7 +84,8 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, PARENT_GATES)
+        for feature in common.needed_features(parsed_args, PARENT_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         body = {'name': parsed_args.name}
         if parsed_args.uuid:
             body['uuid'] = parsed_args.uuid
@@ -94,7 +96,8 @@ class CreateResourceProvider(_ProviderCommand, show.ShowOne):
 
     def _create(self, body):
         response = self.placement.request('POST', BASE_URL, json=body)
-        if self.supports_feature('create_returns_provider'):
+        if version.supports(version.get_version(self),
+                            'create_returns_provider'):
             return response.json()
         # Older servers answer 201 with no body; the provider is at Location.
         return self.placement.request(
@@ -150,7 +153,8 @@ class ListResourceProvider(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, LIST_GATES)
+        for feature in common.needed_features(parsed_args, LIST_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         if parsed_args.in_tree:
             parsed_args.in_tree = common.provider_uuid(
                 self, parsed_args.in_tree)
@@ -230,7 +234,8 @@ class SetResourceProvider(_ProviderCommand, show.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, PARENT_GATES)
+        for feature in common.needed_features(parsed_args, PARENT_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         url = PROVIDER_URL.format(
             uuid=common.provider_uuid(self, parsed_args.uuid))
         body = {'name': parsed_args.name or self.get_json(url)['name']}

@@ -367,7 +367,8 @@ class SetResourceProviderTrait(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
+        for feature in common.needed_features(parsed_args, AGGREGATE_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         bulk.check_bulk_only_options(self._parser, parsed_args)
         check_remove_protected(self._parser, parsed_args)
         if parsed_args.aggregate:
@@ -479,7 +480,8 @@ class DeleteResourceProviderTrait(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, AGGREGATE_GATES)
+        for feature in common.needed_features(parsed_args, AGGREGATE_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         bulk.check_bulk_only_options(self._parser, parsed_args)
         if parsed_args.aggregate and not parsed_args.trait:
             self._parser.error(AGGREGATE_NEEDS_TRAIT)

@@ -41,11 +41,11 @@ def consumer_type_rows(usages_by_type):
     return rows
 
 
-# The output of ``resource usage show`` by version: (the feature that
-# brought it, columns, rows); the newest the version has is used.
+# The output of ``resource usage show`` by version: (columns, rows, the
+# feature that brought them); the newest the version has is used.
 PROJECT_LAYOUTS = (
-    ('project_usages', CLASS_COLUMNS, class_rows),
-    ('consumer_types', CONSUMER_TYPE_COLUMNS, consumer_type_rows),
+    (CLASS_COLUMNS, class_rows, 'project_usages'),
+    (CONSUMER_TYPE_COLUMNS, consumer_type_rows, 'consumer_types'),
 )
 
 
@@ -129,7 +129,8 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        common.check_option_gates(self, parsed_args, PROJECT_GATES)
+        for feature in common.needed_features(parsed_args, PROJECT_GATES):
+            version.supports(version.get_version(self), feature, refuse=True)
         query = {'project_id': parsed_args.project_id,
                  'user_id': parsed_args.user_id,
                  'consumer_type': parsed_args.consumer_type}
@@ -146,5 +147,5 @@ class ResourceShowUsage(common.PlacementCommand, lister.Lister):
     def _layout(self):
         ver = version.get_version(self)
         return [(columns, to_rows)
-                for feature, columns, to_rows in PROJECT_LAYOUTS
+                for columns, to_rows, feature in PROJECT_LAYOUTS
                 if version.supports(ver, feature)][-1]

@@ -104,7 +104,8 @@ ROUTES = [
         'GET': [_ACCEPT, _TRAITS, trait.list_provider_traits],
         'PUT': [_TRAITS, _BODY, trait.set_provider_traits],
         'DELETE': [_TRAITS, trait.delete_provider_traits]}),
-    ('/usages', {'GET': [Since('usages'), _ACCEPT, usage.project_usages]}),
+    ('/usages', {
+        'GET': [Since('project_usages'), _ACCEPT, usage.project_usages]}),
     (_RP + '/allocations', {
         'GET': [_ACCEPT, allocation.list_provider_allocations]}),
     ('/allocations', {

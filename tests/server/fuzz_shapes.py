@@ -36,7 +36,8 @@ BODY_SCHEMAS = {
     ('/resource_classes', 'POST'): [
         ('resource_classes', misc.RESOURCE_CLASS)],
     ('/resource_classes/{name}', 'PUT'): [
-        ('resource_classes', misc.RESOURCE_CLASS), ('rc_put_create', None)],
+        ('resource_classes', misc.RESOURCE_CLASS),
+        ('idempotent_resource_class', None)],
     ('/resource_providers', 'POST'): resource_provider.CREATE,
     ('/resource_providers/{uuid}', 'PUT'): resource_provider.UPDATE,
     (_INV, 'POST'): [('base', inventory.CREATE)],

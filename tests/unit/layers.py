@@ -5,8 +5,9 @@ test_layers.py enforces and that architecture.rst's layer list shows.
 A module may import modules of the layers below its own on its side, and
 modules of its own layer only where ``within`` is True, never the modules
 its layer ``bars`` (ours or a library's). The client and the server are
-two sides that never import each other. A name ending in ``.*`` stands
-for every module of that package, at any depth.
+two sides that never import each other; both import the shared side, the
+vocabulary they speak, which imports neither. A name ending in ``.*``
+stands for every module of that package, at any depth.
 """
 
 import collections
@@ -59,6 +60,14 @@ SERVER = (
         'osc_placement.server.errors', 'osc_placement.server.json_encoding')),
 )
 
+# Below both sides: data either may import, importing nothing of either.
+SHARED = (
+    Layer('vocabulary', False, ('osc_placement.microversions',)),
+)
+
 # Each side, with the directory its module paths are shown relative to.
 SIDES = (('client', 'osc_placement', CLIENT),
-         ('server', 'osc_placement.server', SERVER))
+         ('server', 'osc_placement.server', SERVER),
+         ('shared', 'osc_placement', SHARED))
+# The side every other side may import.
+SHARED_SIDE = 'shared'

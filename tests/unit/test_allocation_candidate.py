@@ -365,7 +365,7 @@ class TestQueryAndGates(CandidateTestCase):
 
 
 class TestVersionTables(testtools.TestCase):
-    """The column tables, read through version.available."""
+    """The column tables, read through version.supports."""
 
     def names_at(self, ver):
         args = argparse.Namespace(mappings=True)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Imports point down the layers of tests/unit/layers.py, never up, and
-no modules import each other in a circle.
+"""Imports point down the layers of tests/unit/layers.py, never up, nor
+across from one side to another but to the shared one, and no modules
+import each other in a circle.
 
 Every module of osc_placement is read with ast; an import counts wherever
 it is written (at module level, inside a function or a class, or as
@@ -116,8 +117,10 @@ def wrong_way(module, target, sides=layers.SIDES):
     if target.split('.')[0] != PACKAGE:
         return None
     (to_side, to_position, to_layer), = layer_places(target, sides)
-    if side != to_side:
+    if side != to_side and to_side != layers.SHARED_SIDE:
         return 'the %s imports the %s' % (side, to_side)
+    if side != to_side:
+        return None
     if to_position < position:
         return 'layer %s %s imports layer %s %s above it' % (
             side, layer.name, side, to_layer.name)
@@ -258,6 +261,7 @@ class TestGuard(testtools.TestCase):
 
     MODULES = dict.fromkeys((
         'osc_placement', 'osc_placement.version', 'osc_placement.http',
+        'osc_placement.microversions', 'osc_placement.server.microversion',
         'osc_placement.server', 'osc_placement.server.db',
         'osc_placement.server.db.tables', 'osc_placement.server.objects',
         'osc_placement.server.objects.consumer',
@@ -313,6 +317,24 @@ class TestGuard(testtools.TestCase):
         self.assertEqual(
             ['osc_placement.http (line 1) imports '
              'osc_placement.server.errors: the client imports the server'],
+            violations(graph))
+
+    def test_both_sides_may_import_the_shared_side(self):
+        graph = {**self._graph('osc_placement.version',
+                               'from osc_placement import microversions\n'),
+                 **self._graph('osc_placement.server.microversion',
+                               'from osc_placement import microversions\n')}
+        self.assertEqual([], violations(graph))
+
+    def test_the_shared_side_importing_a_side_is_caught(self):
+        graph = self._graph('osc_placement.microversions',
+                            'from osc_placement import version\n'
+                            'from osc_placement.server import errors\n')
+        self.assertEqual(
+            ['osc_placement.microversions (line 1) imports '
+             'osc_placement.version: the shared imports the client',
+             'osc_placement.microversions (line 2) imports '
+             'osc_placement.server.errors: the shared imports the server'],
             violations(graph))
 
     def test_a_circle_is_found(self):

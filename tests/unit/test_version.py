@@ -6,70 +6,55 @@ import re
 
 import testtools
 
+from osc_placement import microversions
 from osc_placement.resources import common
 from osc_placement import version
+from tests.unit import test_microversions
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 # Every client module: the plugin, its commands and its HTTP layer (the
-# server keeps its own table).
+# server reads the vocabulary its own way), but the vocabulary itself.
 CLIENT_SOURCES = sorted(
-    glob.glob(os.path.join(TOP, 'osc_placement', '*.py'))
-    + glob.glob(os.path.join(TOP, 'osc_placement', 'resources', '*.py')))
+    path for path in (
+        glob.glob(os.path.join(TOP, 'osc_placement', '*.py'))
+        + glob.glob(os.path.join(TOP, 'osc_placement', 'resources', '*.py')))
+    if os.path.basename(path) != 'microversions.py')
 # "1.31" in a string, not "16.0" or "v1.2.3"-like parts of longer words.
 VERSION_TEXT = re.compile(r'(?<![\w.])1\.\d+\b')
+# The features named in ``supports(ver, feature)`` and in help templates.
+ASKED = ('supports', 'since', 'before')
 
 
-def version_literals(source, allowed=()):
+def version_literals(source):
     """``(line, text)`` of every microversion written in ``source``: a
     string naming one (help texts and docstrings too) or a ``(1, N)``
-    tuple, outside the line ranges ``allowed``."""
+    tuple."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if any(first <= getattr(node, 'lineno', 0) <= last
-               for first, last in allowed):
-            continue
         if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                 and VERSION_TEXT.search(node.value)):
             found.append((node.lineno, node.value))
-        elif _is_version_tuple(node):
+        elif test_microversions.is_version_tuple(node):
             found.append((node.lineno, ast.unparse(node)))
     return found
 
 
-def _is_version_tuple(node):
-    return (isinstance(node, ast.Tuple) and len(node.elts) == 2
-            and all(isinstance(e, ast.Constant) and type(e.value) is int
-                    for e in node.elts)
-            and node.elts[0].value == 1)
+class TestOneVocabulary(testtools.TestCase):
+    """The client writes microversions down nowhere: it names a feature of
+    microversions.FEATURES."""
 
-
-def table_lines(source):
-    """The lines of ``FEATURES = {...}``: the one place versions are
-    written."""
-    for node in ast.parse(source).body:
-        if (isinstance(node, ast.Assign)
-                and [t.id for t in node.targets] == ['FEATURES']):
-            return [(node.lineno, node.end_lineno)]
-    raise AssertionError('version.py has no FEATURES table')
-
-
-class TestOneTable(testtools.TestCase):
-    """The client writes microversions down in version.FEATURES only."""
-
-    def test_no_version_literal_outside_the_table(self):
+    def test_no_version_literal_in_the_client(self):
         found = []
         for path in CLIENT_SOURCES:
             with open(path) as source_file:
-                source = source_file.read()
-            allowed = (table_lines(source)
-                       if path.endswith(os.path.join('osc_placement',
-                                                     'version.py'))
-                       else ())
-            found += ['%s:%d: %r' % (os.path.relpath(path, TOP), line, text)
-                      for line, text in version_literals(source, allowed)]
-        self.assertEqual([], found, 'name a feature of version.FEATURES '
-                         'instead (version.render for texts)')
+                found += ['%s:%d: %r' % (os.path.relpath(path, TOP), line,
+                                         text)
+                          for line, text in version_literals(
+                              source_file.read())]
+        self.assertEqual([], found, 'name a feature of '
+                         'microversions.FEATURES instead (version.render '
+                         'for texts)')
 
     def test_guard_sees_strings_docstrings_and_tuples(self):
         source = ('"""Since 1.31."""\n'
@@ -83,44 +68,55 @@ class TestOneTable(testtools.TestCase):
         names = {os.path.basename(path) for path in CLIENT_SOURCES}
         self.assertLessEqual({'version.py', 'explain.py', 'http.py',
                               'allocation_candidate.py'}, names)
+        self.assertNotIn('microversions.py', names)
 
     def test_every_feature_named_in_a_table_exists(self):
         for module, attribute, feature in _named_features():
-            self.assertIn(feature, version.FEATURES,
-                          '%s.%s names %r, which version.FEATURES has not'
-                          % (module.__name__, attribute, feature))
+            self.assertIn(feature, microversions.FEATURES,
+                          '%s.%s names %r, which microversions.FEATURES '
+                          'has not' % (module.__name__, attribute, feature))
+
+    def test_a_feature_table_is_told_from_other_tables(self):
+        self.assertTrue(_is_feature_table((('uuid', 'base'),
+                                           ('x', bool, 'trats'))))
+        self.assertFalse(_is_feature_table((('a', 'a help text.'),)))
+        self.assertFalse(_is_feature_table(('uuid', 'name')))
 
     def test_every_feature_asked_for_in_code_exists(self):
-        asked = ('require_feature', 'supports_feature', 'supports', 'since',
-                 'before')
         for path in CLIENT_SOURCES:
             with open(path) as source_file:
                 tree = ast.parse(source_file.read())
             for node in ast.walk(tree):
                 if not (isinstance(node, ast.Call)
-                        and getattr(node.func, 'attr', None) in asked):
+                        and getattr(node.func, 'attr', None) in ASKED):
                     continue
                 for arg in node.args:
                     if (isinstance(arg, ast.Constant)
                             and isinstance(arg.value, str)):
                         self.assertIn(
-                            arg.value, version.FEATURES,
-                            '%s:%d asks for %r, which version.FEATURES has '
-                            'not' % (path, node.lineno, arg.value))
+                            arg.value, microversions.FEATURES,
+                            '%s:%d asks for %r, which '
+                            'microversions.FEATURES has not'
+                            % (path, node.lineno, arg.value))
 
 
-# Where the feature sits in the rows of each kind of table, by the end of
-# the table's name: gates end with it, columns are (name, feature), consumer
-# options (option, dest, feature), warnings (dests, feature, text), layouts
-# (feature, columns, rows).
-FEATURE_POSITION = {'GATES': -1, 'COLUMNS': 1, 'CONSUMER_OPTIONS': 2,
-                    'IGNORED_OPTION_WARNINGS': 1, 'PROJECT_LAYOUTS': 0}
+# A feature's name: a snake_case word (a help text or a command line has
+# spaces or capitals).
+_FEATURE_NAME = re.compile(r'^[a-z][a-z0-9_]*$')
+
+
+def _is_feature_table(value):
+    """A tuple of rows that all end with a feature's name: every table of
+    a command module that ties something (an option, a column, a layout)
+    to the feature that brought it puts the feature last."""
+    return (isinstance(value, tuple) and bool(value) and all(
+        isinstance(row, tuple) and row and isinstance(row[-1], str)
+        and _FEATURE_NAME.match(row[-1]) for row in value))
 
 
 def _named_features():
     """``(module, attribute, feature)`` for every feature a command module
-    names in a gate, column or option table, or as a command's required
-    feature."""
+    names in a feature table, or as a command's required feature."""
     import importlib
     import inspect
     for path in glob.glob(os.path.join(TOP, 'osc_placement', 'resources',
@@ -131,25 +127,12 @@ def _named_features():
             if inspect.isclass(value) and issubclass(
                     value, common.PlacementCommand):
                 yield module, attribute, value.required_feature
-                continue
-            for ending, position in FEATURE_POSITION.items():
-                if attribute.endswith(ending) and _is_table(value):
-                    for row in value:
-                        yield module, attribute, row[position]
+            elif _is_feature_table(value):
+                for row in value:
+                    yield module, attribute, row[-1]
 
 
-def _is_table(value):
-    # Tables of rows; plain tuples of names (RESOURCE_COLUMNS) are not.
-    return isinstance(value, tuple) and all(
-        isinstance(row, tuple) for row in value)
-
-
-class TestFeatures(testtools.TestCase):
-
-    def test_rows_are_oldest_first(self):
-        order = [version.as_tuple(feature.microversion)
-                 for feature in version.FEATURES.values()]
-        self.assertEqual(sorted(order), order)
+class TestSupports(testtools.TestCase):
 
     def test_since_before_and_supports(self):
         self.assertEqual('1.38', version.since('consumer_types'))
@@ -158,16 +141,20 @@ class TestFeatures(testtools.TestCase):
         self.assertFalse(version.supports('1.37', 'consumer_types'))
         self.assertRaises(ValueError, version.before, 'base')
         self.assertRaises(KeyError, version.since, 'warp_drive')
+        self.assertRaises(KeyError, version.supports, '1.39', 'warp_drive')
 
     def test_supports_takes_the_tuples_explain_keeps(self):
         self.assertTrue(version.supports((1, 39), 'any_of_traits'))
         self.assertFalse(version.supports((1, 38), 'any_of_traits'))
 
-    def test_available_keeps_table_order(self):
-        table = (('a', 'base'), ('b', 'consumer_types'),
-                 ('c', 'consumer_details'))
-        self.assertEqual(('a', 'c'), version.available(table, '1.12'))
-        self.assertEqual(('a', 'b', 'c'), version.available(table, '1.39'))
+    def test_refuse_raises_upstreams_text_instead_of_false(self):
+        self.assertTrue(version.supports('1.21', 'candidate_member_of',
+                                         refuse=True))
+        error = self.assertRaises(ValueError, version.supports, '1.20',
+                                  'candidate_member_of', refuse=True)
+        self.assertEqual('Operation or argument is not supported with '
+                         'version 1.20; requires at least version 1.21',
+                         str(error))
 
     def test_render_fills_features_and_the_version_before(self):
         self.assertEqual(
@@ -184,10 +171,6 @@ class TestFeatures(testtools.TestCase):
 
 
 class TestVersionTable(testtools.TestCase):
-
-    def test_every_microversion_from_1_0_to_1_39_without_gaps(self):
-        expected = tuple('1.%d' % minor for minor in range(40))
-        self.assertEqual(expected, version.SUPPORTED_MICROVERSIONS)
 
     def test_negotiate_value_is_supported_too(self):
         self.assertEqual(('1',) + version.SUPPORTED_MICROVERSIONS,
@@ -320,17 +303,6 @@ class TestGetVersion(testtools.TestCase):
         self.assertTrue(cmd.compare_version(version.ge('1.20')))
         self.assertFalse(cmd.compare_version(version.ge('1.21')))
         self.assertRaises(ValueError, cmd.check_version, version.ge('1.21'))
-
-    def test_mixin_asks_by_feature(self):
-        cmd = _Cmd(_Manager(session=object(), placement=_Client()))
-        self.assertTrue(cmd.supports_feature('create_returns_provider'))
-        self.assertFalse(cmd.supports_feature('candidate_member_of'))
-        cmd.require_feature('create_returns_provider')
-        error = self.assertRaises(ValueError, cmd.require_feature,
-                                  'candidate_member_of')
-        self.assertEqual('Operation or argument is not supported with '
-                         'version 1.20; requires at least version 1.21',
-                         str(error))
 
     def test_requested_version_is_none_when_negotiating(self):
         app = type('App', (), {'client_manager': _Manager(None)})()

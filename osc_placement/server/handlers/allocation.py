@@ -30,7 +30,7 @@ def get_allocations(req):
 def _consumer_fields(version, consumer):
     """What GET /allocations/{c} adds about the consumer, by version."""
     fields = {}
-    if version.supports('dict_allocations'):
+    if version.supports('consumer_details'):
         fields['project_id'] = consumer['project_id']
         fields['user_id'] = consumer['user_id']
     if version.supports('consumer_generations'):

@@ -22,7 +22,7 @@ def provider_links(req, uuid):
                       'href': req.link(base + '/aggregates')})
     if version.supports('traits'):
         links.append({'rel': 'traits', 'href': req.link(base + '/traits')})
-    if version.supports('allocations_link'):
+    if version.supports('provider_allocations_link'):
         links.append({'rel': 'allocations',
                       'href': req.link(base + '/allocations')})
     return links
@@ -32,7 +32,7 @@ def provider_json(req, row):
     body = {'uuid': row['uuid'], 'name': row['name'],
             'generation': row['generation'],
             'links': provider_links(req, row['uuid'])}
-    if req.version.supports('nested'):
+    if req.version.supports('nested_providers'):
         body['parent_provider_uuid'] = row['parent_provider_uuid']
         body['root_provider_uuid'] = row['root_provider_uuid']
     return body

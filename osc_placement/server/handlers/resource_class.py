@@ -49,7 +49,7 @@ def show_class(req):
 
 
 def update_class(req):
-    if req.version.supports('rc_put_create'):
+    if req.version.supports('idempotent_resource_class'):
         return _create_or_verify(req)
     return _rename(req)
 

@@ -57,7 +57,7 @@ def create_provider(req):
         parent = common.normalize_uuid(parent)
     row = req.db.run_write(rp_obj.create, uuid, data['name'], parent)
     location = [('Location', req.location('/resource_providers/' + uuid))]
-    if not req.version.supports('create_returns_body'):
+    if not req.version.supports('create_returns_provider'):
         return http_api.Response(201, None, location)
     resp = http_api.Response(200, common.provider_json(req, row), location)
     return http_api.cached(req, resp, common.changed_at(row))

@@ -77,7 +77,7 @@ def _allocation_requests(candidates, version, fragments):
             for candidate in candidates]
     if not candidates:
         return []
-    with_mappings = version.supports('mappings')
+    with_mappings = version.supports('candidate_mappings')
     if fragments:
         return _request_fragments(candidates, with_mappings)
     return _request_bodies(candidates, with_mappings)

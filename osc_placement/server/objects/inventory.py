@@ -58,7 +58,7 @@ def require_capacity(records, provider_uuid, version, action):
     ``records`` is {rc name: rec}, ``action`` the verb of the text."""
     for name, record in records.items():
         cap = capacity(record)
-        if version.supports('reserved_eq_total'):
+        if version.supports('reserved_equals_total'):
             bad, relation = cap < 0, 'greater than'
         else:
             bad, relation = cap <= 0, 'greater than or equal to'

@@ -176,7 +176,7 @@ def _new_parent(conn, provider, parent_uuid, version):
     """Validate a parent change; return the new parent row or None."""
     current = provider['parent_provider_uuid']
     if parent_uuid is None:
-        if current is not None and not version.supports('reparent'):
+        if current is not None and not version.supports('reparenting'):
             raise _update_failure(provider['uuid'], 'un-parenting a provider '
                                   'is not currently allowed.')
         return None
@@ -185,7 +185,7 @@ def _new_parent(conn, provider, parent_uuid, version):
         raise _update_failure(provider['uuid'], 'parent provider UUID does '
                               'not exist.', action='create')
     if (current is not None and current != parent_uuid
-            and not version.supports('reparent')):
+            and not version.supports('reparenting')):
         raise _update_failure(provider['uuid'], 're-parenting a provider is '
                               'not currently allowed.')
     if parent['root_provider_id'] == provider['root_provider_id']:

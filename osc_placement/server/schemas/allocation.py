@@ -118,7 +118,7 @@ _PUT_138['required'].append('consumer_type')
 
 PUT = [('base', _PUT_10), ('allocation_project_user', _PUT_18),
        ('dict_allocations', _PUT_112), ('consumer_generations', _PUT_128),
-       ('mappings', _PUT_134), ('consumer_types', _PUT_138)]
+       ('candidate_mappings', _PUT_134), ('consumer_types', _PUT_138)]
 
 
 def by_consumer(entry, min_consumers=1):
@@ -134,7 +134,7 @@ def by_consumer(entry, min_consumers=1):
 
 POST = [('multi_consumer_allocations', by_consumer(_DELETABLE)),
         ('consumer_generations', by_consumer(_PUT_128)),
-        ('mappings', by_consumer(_PUT_134)),
+        ('candidate_mappings', by_consumer(_PUT_134)),
         ('consumer_types', by_consumer(_PUT_138))]
 
 

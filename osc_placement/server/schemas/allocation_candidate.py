@@ -39,7 +39,7 @@ def query(version):
              if version.supports(rule)}
     schema = {'type': 'object', 'properties': props,
               'required': ['resources'], 'additionalProperties': False}
-    if version.supports('granular'):
+    if version.supports('granular_groups'):
         for name in ('resources', 'required', 'member_of'):
             del props[name]
         del schema['required']

@@ -299,7 +299,7 @@ def parse_required_values(values, version):
 
     Before 1.39 only the last value counts; from 1.39 all are ANDed.
     """
-    allow_any = version.supports('any_traits')
+    allow_any = version.supports('any_of_traits')
     if not allow_any:
         values = values[-1:]
     required, forbidden = [], set()
@@ -336,7 +336,7 @@ def parse_member_of_value(value):
 
 def parse_member_of_values(values, version, suffix=''):
     """All ``member_of<S>`` values -> (tuple of any-of sets, forbidden)."""
-    if not version.supports('multi_member_of') and len(values) > 1:
+    if not version.supports('repeated_member_of') and len(values) > 1:
         raise errors.BadRequest(
             'Multiple member_of%s parameters are not supported' % suffix)
     member_of, forbidden = [], set()
@@ -378,7 +378,7 @@ def parse_candidate_request(query, version):
     pairs = as_pairs(query)
     wide = _parse_request_wide(pairs, version)
     groups = _parse_groups(pairs, version)
-    if version.supports('same_subtree'):
+    if version.supports('resourceless_groups'):
         _check_resourceless_groups(groups, wide['same_subtrees'])
     else:
         _check_orphans(groups)
@@ -451,7 +451,7 @@ def _parse_same_subtrees(values):
 
 def group_suffix(version):
     """The pattern of a group suffix at ``version``."""
-    return (_VERBOSE_SUFFIX if version.supports('string_suffixes')
+    return (_VERBOSE_SUFFIX if version.supports('named_groups')
             else _NUMERIC_SUFFIX)
 
 

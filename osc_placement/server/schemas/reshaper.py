@@ -34,7 +34,7 @@ def _reshape(consumers):
 
 _PUT = dict(allocation.PUT)
 RESHAPE = [('reshaper', _reshape(_PUT['consumer_generations'])),
-           ('mappings', _reshape(_PUT['mappings'])),
+           ('candidate_mappings', _reshape(_PUT['candidate_mappings'])),
            ('consumer_types', _reshape(_PUT['consumer_types']))]
 
 # Each provider's inventories as inventory.SET_ALL_GUARD has them.

@@ -22,8 +22,8 @@ del _UPDATE_10['properties']['uuid']
 _UPDATE_114 = copy.deepcopy(_CREATE_114)
 del _UPDATE_114['properties']['uuid']
 
-CREATE = [('base', _CREATE_10), ('nested', _CREATE_114)]
-UPDATE = [('base', _UPDATE_10), ('nested', _UPDATE_114)]
+CREATE = [('base', _CREATE_10), ('nested_providers', _CREATE_114)]
+UPDATE = [('base', _UPDATE_10), ('nested_providers', _UPDATE_114)]
 
 # GET /resource_providers filters: (name, rule that adds it, schema).
 _LIST_PARAMS = (
@@ -31,8 +31,8 @@ _LIST_PARAMS = (
     ('uuid', 'base', {'type': 'string', 'format': 'uuid'}),
     ('member_of', 'member_of', {'type': 'string'}),
     ('resources', 'resources_filter', {'type': 'string'}),
-    ('in_tree', 'nested', {'type': 'string', 'format': 'uuid'}),
-    ('required', 'required_filter', {'type': 'string'}),
+    ('in_tree', 'nested_providers', {'type': 'string', 'format': 'uuid'}),
+    ('required', 'provider_required', {'type': 'string'}),
 )
 
 
