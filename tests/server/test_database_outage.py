@@ -316,6 +316,20 @@ class TestClassification(testtools.TestCase):
         with self.db.read() as conn:
             self.assertEqual(1, conn.exec_driver_sql('SELECT 1').scalar())
 
+    def test_a_connection_refused_for_its_database_is_unavailable(self):
+        # The same on both databases: psycopg tells no refusal from
+        # another (no SQLSTATE at connect), so MariaDB's codes follow.
+        url = self.db.engine.url.set(database='no_such_database')
+        engine = db_engine.create_engine(url)
+        self.addCleanup(engine.dispose)
+        try:
+            with db_engine.Database(engine).read() as conn:
+                conn.exec_driver_sql('SELECT 1')
+        except Exception as exc:
+            self.assertTrue(db_engine.is_unavailable(exc), repr(exc))
+        else:
+            self.fail('connected to a database that does not exist')
+
     def test_a_lost_connection_in_a_pipeline_renews_the_pool(self):
         with self.db.read() as conn:
             if not pipeline.available(conn):

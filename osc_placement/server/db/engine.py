@@ -277,9 +277,13 @@ def is_retryable(exc):
 # primary component (1047), a shutdown in progress (1053), read-only
 # during a failover (1290, 1836), a connection killed (1927), cannot
 # connect (2002, 2003), server gone away (2006), connection lost during a
-# query (2013, 2055), dropped for inactivity (4031).
-_MYSQL_UNAVAILABLE = frozenset((1040, 1047, 1053, 1290, 1836, 1927, 2002,
-                                2003, 2006, 2013, 2055, 4031))
+# query (2013, 2055), dropped for inactivity (4031). A connection refused
+# for its credentials or database (1044, 1045, 1049) too, as on
+# PostgreSQL, whose driver tells no refusal from another: the server
+# checked both when it started, so they changed under it.
+_MYSQL_UNAVAILABLE = frozenset((1040, 1044, 1045, 1047, 1049, 1053, 1290,
+                                1836, 1927, 2002, 2003, 2006, 2013, 2055,
+                                4031))
 # PostgreSQL SQLSTATEs of the same: its connection exceptions (class 08),
 # too many connections (53300), an administrator's or a crash's shutdown
 # (57P01, 57P02), starting up or in recovery (57P03), a standby that took
