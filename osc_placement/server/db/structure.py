@@ -7,7 +7,7 @@ aggregates and class names. In a running cloud those change rarely (a
 compute node registers, an operator sets a trait) while usage changes on
 every claim, so a worker may keep the structure it read and, while the
 stamp it read it under stands, read only the usage for the next request
-(objects/candidate_fetch.py).
+(candidates/kept.py).
 
 Database triggers set a new stamp in every transaction that changes a
 row of those tables, whoever writes it: this server, upstream Placement

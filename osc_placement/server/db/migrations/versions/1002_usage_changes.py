@@ -2,11 +2,11 @@
 """Which usage totals changed since a worker last read them (PostgreSQL).
 
 A worker keeps the cloud's structure between candidate requests
-(objects/candidate_fetch.py) and needs each request's usage. Reading every
+(candidates/kept.py) and needs each request's usage. Reading every
 usage total grows with the cloud: 400,000 rows at 100,000 compute nodes.
 With ``usage_totals.changed``, the id of the transaction that last changed
 a total, a worker reads only the totals changed by transactions its last
-read may not have seen (see candidate_fetch._read_usage): a few
+read may not have seen (see candidates/read.py, read_usage): a few
 rows per request whatever the cloud's size.
 
 PostgreSQL's usage triggers set the column (``pg_current_xact_id()``, a

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The SQL read behind ``GET /allocation_candidates``: a SliceSpec in, a
-candidate_search.Snapshot out.
+"""The SQL statements behind ``GET /allocation_candidates``, and the cache
+of those a worker built (Statements). read.py runs them.
 
 Two statements per window of trees whatever the cloud size, none per
-provider (candidate_search.SliceSpec spells out the contract):
+provider (request.SliceSpec spells out the contract):
 
 1. *choose*: the roots (by id, the first N for a window) of the trees
    holding a seed provider -- enough capacity for a requested class or,
@@ -20,23 +20,18 @@ sharing providers' anchors come from the aggregates read.
 
 Usage comes from ``usage_totals`` (kept by database triggers), one row per
 inventory, rather than from summing the allocations of every inventory
-loaded: that sum was most of the database's time for a large answer.
+loaded, which cost the database far more for a large answer.
 
 Both statements are built once per request *shape* (how many classes,
 which filters, window or whole read, database) with named parameters, and
-afterwards only executed: building the expressions cost more Python time
-than the database took to run them, and a statement whose text never
+afterwards only executed: building the expressions costs more Python time
+than the database takes to run them, and a statement whose text never
 changes is prepared once per connection (see db/engine.py).
 """
 
 import collections
-import dataclasses
-import functools
-import logging
 import operator
-import threading
-import time
-import weakref
+import types
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
@@ -44,12 +39,7 @@ from sqlalchemy.dialects import postgresql
 from osc_placement.server.db import pipeline
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
-from osc_placement.server.objects import candidate_response
-from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import inventory as inv_obj
-from osc_placement.server.objects import resource_class
-
-LOG = logging.getLogger(__name__)
 
 _RP = tables.resource_providers
 _INV = tables.inventories
@@ -60,9 +50,9 @@ _RPA = tables.resource_provider_aggregates
 _AGG = tables.placement_aggregates
 
 # Row tags of the choose statement.
-_TREE_ROOT, _SERVED_ROOT, _ANCHOR, _SHARING_ROOT = range(4)
+TREE_ROOT, SERVED_ROOT, ANCHOR, SHARING_ROOT = range(4)
 # Row tags of the load statement.
-_PROVIDER, _INVENTORY, _TRAIT, _AGGREGATE = range(4)
+PROVIDER, INVENTORY, TRAIT, AGGREGATE = range(4)
 # The load statement's trees: those named by a parameter, or all.
 SOME_TREES, EVERY_TREE = 'some', 'every'
 
@@ -118,19 +108,6 @@ in_tree:         the request names in_tree roots, read in every window
 few:             the window is of at most FEW_TREES trees (see
                  _window_anchors)
 """
-
-
-_STATEMENTS = {}
-
-
-def _statement(key, build):
-    """The statement for ``key``, built on first use. Statements are
-    immutable once built, so threads share them; two threads building the
-    same one at once merely both build it."""
-    statement = _STATEMENTS.get(key)
-    if statement is None:
-        statement = _STATEMENTS[key] = build(key)
-    return statement
 
 
 # No inventory serves more than its max_unit (a 32-bit column) at once:
@@ -369,13 +346,13 @@ def _first_roots(query, root, window):
     return query.subquery()
 
 
-def _build_choose(shape):
+def build_choose(shape):
     """The choose statement: rows (tag, a, b, c) --
-    (_TREE_ROOT | _SERVED_ROOT, root) the window's roots, from trees with
+    (TREE_ROOT | SERVED_ROOT, root) the window's roots, from trees with
     a seed of their own or served by a sharing seed, each part cut at
     ``count`` (the first ``count`` of the union are among the first
-    ``count`` of each part); (_ANCHOR, sharing id, its root, anchor root);
-    (_SHARING_ROOT, root of a sharing seed).
+    ``count`` of each part); (ANCHOR, sharing id, its root, anchor root);
+    (SHARING_ROOT, root of a sharing seed).
 
     Sharing providers' own trees are left out of the order (they come
     with the trees they serve): created first, as they usually are, they
@@ -397,15 +374,15 @@ def _build_choose(shape):
                                                         sharing))
     if shape.after:
         own = own.where(_ROOT > after)
-    parts = [(_TREE_ROOT, _first_roots(own, _ROOT, shape.window))]
+    parts = [(TREE_ROOT, _first_roots(own, _ROOT, shape.window))]
     if sharing is not None:
         served, peer_root = _served_roots(shape, sharing)
         served = served.where(*_room_for_every_class(shape, peer_root,
                                                      sharing))
         if shape.after:
             served = served.where(peer_root > after)
-        parts.append((_SERVED_ROOT, _first_roots(served, peer_root,
-                                                 shape.window)))
+        parts.append((SERVED_ROOT, _first_roots(served, peer_root,
+                                                shape.window)))
     roots = sa.union_all(*(
         sa.select(_tag(tag).label('tag'), part.c[0].label('a'))
         for tag, part in parts)).cte('roots')
@@ -472,11 +449,11 @@ def _sharing_rows(shape, sharing, roots):
     sharing seeds' roots. A window needs only the anchors of the trees it
     may load: its roots, the in_tree roots and, when it turns out to be
     the last window (it then loads them), the sharing trees."""
-    own_roots = sa.select(_tag(_SHARING_ROOT), sharing.c.root, sa.null(),
+    own_roots = sa.select(_tag(SHARING_ROOT), sharing.c.root, sa.null(),
                           sa.null())
     if not shape.window:
         joined, peer = _served(sharing)
-        anchors = (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+        anchors = (sa.select(_tag(ANCHOR), sharing.c.id, sharing.c.root,
                              _root_of(peer))
                    .select_from(joined).distinct())
         return [anchors, own_roots]
@@ -510,7 +487,7 @@ def _window_anchors(shape, sharing, roots):
         if shape.in_tree:
             wanted = sa.or_(wanted, _one_of(shape.dialect, _root_of(peer),
                                             'in_tree_roots', sa.Integer))
-        return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+        return (sa.select(_tag(ANCHOR), sharing.c.id, sharing.c.root,
                           _root_of(peer))
                 .select_from(joined).where(wanted).distinct())
     member = _RP.alias('anchored')
@@ -520,7 +497,7 @@ def _window_anchors(shape, sharing, roots):
     if shape.in_tree:
         wanted = sa.or_(wanted, _one_of(shape.dialect, member_root,
                                         'in_tree_roots', sa.Integer))
-    return (sa.select(_tag(_ANCHOR), sharing.c.id, sharing.c.root,
+    return (sa.select(_tag(ANCHOR), sharing.c.id, sharing.c.root,
                       member_root)
             .select_from(
                 member.join(link, link.c.resource_provider_id == member.c.id)
@@ -584,15 +561,16 @@ def _load_parts(tree=None):
         _RPA.c.resource_provider_id, _AGG.c.uuid).select_from(
             of_tree(_RPA, _RPA.c.resource_provider_id)
             .join(_AGG, _AGG.c.id == _RPA.c.aggregate_id))
-    return {_PROVIDER: providers, _INVENTORY: inventories, _TRAIT: traits,
-            _AGGREGATE: aggregates}
+    return {PROVIDER: providers, INVENTORY: inventories, TRAIT: traits,
+            AGGREGATE: aggregates}
 
 
 # Where each part's columns go in the rows of the load statement, a UNION
 # of the four: the tag, then eight integer columns, a float and a text.
 _WIDTH = 11
-_SLOTS = {_PROVIDER: (1, 2, 3, 10), _INVENTORY: tuple(range(1, 10)),
-          _TRAIT: (1, 2, 10), _AGGREGATE: (1, 10)}
+_SLOTS = types.MappingProxyType({
+    PROVIDER: (1, 2, 3, 10), INVENTORY: tuple(range(1, 10)),
+    TRAIT: (1, 2, 10), AGGREGATE: (1, 10)})
 
 
 def _padded(tag, part):
@@ -605,7 +583,7 @@ def _padded(tag, part):
     return part.with_only_columns(*columns)
 
 
-def _build_load(key):
+def build_load(key):
     """The load statement: the four parts of ``_load_parts`` as one
     stream of tagged rows (see _SLOTS), for every provider of the trees
     ``roots``, or of every tree when ``key`` is (dialect, EVERY_TREE)."""
@@ -623,7 +601,7 @@ def _build_load(key):
                           for tag, part in _load_parts(tree).items()))
 
 
-def _split(rows):
+def split(rows):
     """The load statement's rows as the four parts' rows."""
     tagged = {tag: [] for tag in _SLOTS}
     for row in rows:
@@ -632,369 +610,31 @@ def _split(rows):
             for tag in _SLOTS}
 
 
-_EVERY_TREE_TEXTS = {}
+def parts_of(rows):
+    """{tag: rows} of the four parts' rows, in the order of the load's
+    parts (every_tree_texts)."""
+    return dict(zip(_SLOTS, rows))
 
 
-def _every_tree_statements(dialect):
+def every_tree_texts(dialect):
     """The four parts over every provider as four statement texts
-    (PostgreSQL, see _read_every_tree_pipelined)."""
-    texts = _EVERY_TREE_TEXTS.get(dialect.name)
-    if texts is None:
-        texts = _EVERY_TREE_TEXTS[dialect.name] = tuple(
-            str(part.compile(dialect=dialect,
-                             compile_kwargs={'literal_binds': True}))
-            for part in _load_parts().values())
-    return texts
+    (PostgreSQL's read of every tree, read.read_every_tree)."""
+    return tuple(str(part.compile(dialect=dialect,
+                                  compile_kwargs={'literal_binds': True}))
+                 for part in _load_parts().values())
 
 
-def _read_every_tree_pipelined(conn):
-    """The structure stamp and the horizon read before the four parts
-    over every provider, and {tag: rows} of those parts, in one round
-    trip."""
-    statements = [_kept_statements(conn.dialect)[0]] + [
-        (text, None) for text in _every_tree_statements(conn.dialect)]
-    stamp_rows, *parts = pipeline.run(conn, statements)
-    stamp, horizon = stamp_rows[0] if stamp_rows else (None, None)
-    return stamp, horizon, dict(zip(_SLOTS, parts))
+COUNT_TREES = (sa.select(sa.func.count())
+               .where(_RP.c.parent_provider_id.is_(None)))
 
-
-# --------------------------------------------------------------------------
-# Reading
-
-
-# How long a worker trusts its count of the cloud's trees. The count only
-# picks how a request is read (see candidate_api.every_tree), never
-# what it finds, so a stale one costs time at worst.
-TREE_COUNT_SECONDS = 10.0
-_tree_counts = weakref.WeakKeyDictionary()  # engine -> (count, when)
-_COUNT_TREES = (sa.select(sa.func.count())
-                .where(_RP.c.parent_provider_id.is_(None)))
-
-
-def _tree_count(conn):
-    known = _tree_counts.get(conn.engine)
-    now = time.monotonic()
-    if known is None or now - known[1] > TREE_COUNT_SECONDS:
-        known = _tree_counts[conn.engine] = (
-            conn.execute(_COUNT_TREES).scalar(), now)
-    return known[0]
-
-
-def _in_tree_roots(conn, uuids):
-    if not uuids:
-        return set()
-    query = (sa.select(_RP.c.id, _RP.c.root_provider_id)
-             .where(_RP.c.uuid.in_(sorted(uuids))))
-    return {root or rp_id for rp_id, root in conn.execute(query).all()}
-
-
-class SliceReader:
-    """Reads the slice of one request, whole or window by window.
-
-    ``next_window(count)`` loads the next ``count`` trees by root id (all
-    the rest if None) plus the sharing providers serving them, so a
-    request with a small ``limit`` reads a few trees instead of the cloud;
-    ``whole`` then tells whether no tree is left to read.
-
-    class_ids: {class name: id} and trait_ids: {trait name: id} for the
-    names the request uses (unknown names already rejected).
-    """
-
-    def __init__(self, conn, spec, class_ids, trait_ids):
-        self.conn = conn
-        self.dialect = conn.dialect.name
-        amounts = sorted((class_ids[rc], amount)
-                         for rc, amount in spec.min_amounts.items())
-        filter_traits = sorted(trait_ids[name] for name in spec.traits
-                               if name in trait_ids)
-        self.filters = bool(spec.positive_filter_providers
-                            and (filter_traits or spec.aggregates))
-        self.classes = len(amounts)
-        self.tree_aggregates = spec.tree_aggregates
-        self.tree_traits = spec.tree_traits
-        sharing_id = trait_ids.get(candidate_search.SHARING_TRAIT)
-        self.sharing = sharing_id is not None and self.has_seeds
-        self.params = {
-            'sharing_id': sharing_id,
-            'filter_traits': filter_traits,
-            'filter_aggregates': sorted(spec.aggregates),
-            'tree_aggregates': sorted(spec.tree_aggregates or ()),
-            'tree_traits': sorted(trait_ids[name]
-                                  for name in spec.tree_traits or ()),
-        }
-        for i, (class_id, amount) in enumerate(amounts):
-            self.params['class_%d' % i] = class_id
-            self.params['amount_%d' % i] = min(amount, AMOUNT_CAP)
-        # in_tree roots are in every window: a group confined to them
-        # matches nothing elsewhere.
-        self.in_tree = _in_tree_roots(conn, spec.in_tree)
-        self.params['in_tree_roots'] = sorted(self.in_tree)
-        self.whole = False
-        self.after = None
-        self.read = 0  # trees read so far through the window order
-
-    @property
-    def has_seeds(self):
-        return bool(self.classes or self.filters)
-
-    @property
-    def narrowed(self):
-        """The request confines its candidates to some trees."""
-        return bool(self.in_tree or self.tree_aggregates is not None
-                    or self.tree_traits is not None)
-
-    def tree_count(self):
-        """The cloud's trees, as this worker last counted them (see
-        TREE_COUNT_SECONDS)."""
-        return _tree_count(self.conn)
-
-    @property
-    def follows_usage_changes(self):
-        """A structure kept by this worker can be brought up to date by
-        reading the usage totals changed since (PostgreSQL), rather than
-        every total (see _read_usage)."""
-        return self.dialect == 'postgresql'
-
-    def kept_snapshot(self):
-        """The snapshot of every tree from the structure this worker
-        keeps, with this moment's usage, or None if it keeps none of the
-        current structure stamp."""
-        return _kept_snapshot(self.conn)
-
-    def read_every_tree(self, keep=True):
-        """The snapshot of every tree, read whole, and kept for the next
-        requests if ``keep``.
-
-        Choosing the trees with room first, then reading them by id,
-        cost the database about three times as long as reading every tree
-        (its generic plan walks an index per tree, where reading all is
-        one scan of each table), and the search drops the trees without
-        room."""
-        self.whole = True
-        return _read_every_tree(self.conn, self.dialect, keep)
-
-    def keep_in_background(self):
-        """Read every tree on a thread of its own and keep it (see
-        keep_in_background)."""
-        return keep_in_background(self.conn.engine)
-
-    def next_window(self, count=None):
-        """The next ``count`` trees by root id that may hold a candidate
-        (with the request's narrowing, all of them if None), plus the
-        sharing providers serving them; sets ``whole`` once none is
-        left."""
-        roots, anchors = [], []
-        self.whole = True
-        if self.has_seeds:
-            roots, anchors, sharing_roots = self._choose(count)
-        if roots:
-            self.after = roots[-1]
-            self.read += len(roots)
-        window = self.in_tree | set(roots)
-        if not self.whole:
-            # Only the anchors of the window's trees: more would load the
-            # sharing trees serving trees outside the window.
-            anchors = [row for row in anchors if row[2] in window]
-        elif self.has_seeds:
-            # Every sharing seed, with its peers or alone.
-            window |= sharing_roots
-        window |= {sharing_root for _, sharing_root, _ in anchors}
-        if not window:
-            return candidate_search.Snapshot(providers={})
-        return _load_trees(self.conn, self.dialect, window,
-                           [(rp_id, root) for rp_id, _, root in anchors],
-                           self.unsuffixed_by_class_id)
-
-    @functools.cached_property
-    def unsuffixed_by_class_id(self):
-        """Snapshot.unsuffixed_by_class_id for the windows: read once per
-        request, on its first window (a kept structure knows it already:
-        _read_every_tree)."""
-        return bool(_read_nested_or_sharing(self.conn,
-                                            self.params['sharing_id']))
-
-    def _choose(self, count):
-        """The window's roots, the anchor rows worth loading and the
-        sharing seeds' roots; sets ``whole``."""
-        shape = Shape(self.dialect, self.classes, self.filters,
-                      self.tree_aggregates is not None,
-                      self.tree_traits is not None, self.sharing,
-                      count is not None, self.after is not None,
-                      bool(self.in_tree),
-                      count is not None and count <= FEW_TREES)
-        params = dict(self.params, count=count, after=self.after)
-        rows = self.conn.execute(_statement(shape, _build_choose),
-                                 params).all()
-        parts = {_TREE_ROOT: [], _SERVED_ROOT: []}
-        anchors, sharing_roots = [], set()
-        for tag, a, b, c in rows:
-            if tag == _ANCHOR:
-                anchors.append((a, b, c))
-            elif tag == _SHARING_ROOT:
-                sharing_roots.add(a)
-            else:
-                parts[tag].append(a)
-        self.whole = count is None or max(map(len, parts.values())) < count
-        merged = sorted(set(parts[_TREE_ROOT]) | set(parts[_SERVED_ROOT]))
-        return (merged if self.whole else merged[:count]), anchors, \
-            sharing_roots
-
-
-def _load_trees(conn, dialect, root_ids, anchors, by_class_id):
-    result = conn.execute(_statement((dialect, SOME_TREES), _build_load),
-                          {'roots': sorted(root_ids)})
-    parts = _split(_driver_rows(result))
-    uuid_of = _uuids(parts[_PROVIDER])
-    names, rows = _known_inventory_rows(parts[_INVENTORY], uuid_of, conn)
-    snap = _snapshot(
-        parts, uuid_of, _inventories_of(rows, uuid_of, names),
-        # Anchors outside the window are left out: the search must not
-        # walk a tree it has not loaded.
-        lambda snap: candidate_search.group_pairs(
-            (uuid_of[s], uuid_of[r]) for s, r in anchors
-            if s in uuid_of and r in uuid_of))
-    return dataclasses.replace(snap, class_ids=_class_ids(names),
-                               unsuffixed_by_class_id=by_class_id)
-
-
-def _class_ids(names):
-    """{class name: id} of ``names``, {class id: name}."""
-    return {name: class_id for class_id, name in names.items()}
-
-
-def _nested_or_sharing(snap):
-    """Some provider of ``snap`` has a parent or shares its inventory
-    (Snapshot.unsuffixed_by_class_id, when it holds every provider)."""
-    sharing = candidate_search.SHARING_TRAIT
-    return (any(provider.parent_uuid is not None
-                for provider in snap.providers.values())
-            or any(sharing in traits for traits in snap.traits.values()))
-
-
-def _read_nested_or_sharing(conn, sharing_id):
-    """Whether some provider of the database has a parent or the trait
-    ``sharing_id`` (None: the trait does not exist): what a window, which
-    holds a few trees, cannot tell (upstream's _has_provider_trees and
-    get_sharing_providers). Two probes that stop at the first row."""
-    nested = sa.exists().where(_RP.c.parent_provider_id.is_not(None))
-    if sharing_id is None:
-        return conn.execute(sa.select(nested)).scalar()
-    sharing = sa.exists().where(_RPT.c.trait_id == sharing_id)
-    return conn.execute(sa.select(sa.or_(nested, sharing))).scalar()
-
-
-def _kept_snapshot(conn):
-    """The kept structure's snapshot with this moment's usage, or None
-    if the worker keeps none, or one under another stamp (then dropped:
-    its memory is free before the structure is read again)."""
-    kept = _kept.get(conn.engine)
-    if kept is None:
-        return None
-    since, inventories = kept.last
-    stamp, horizon, usage = _read_usage(conn, since)
-    if stamp != kept.stamp or _went_back(since, horizon):
-        if _kept.get(conn.engine) is kept:
-            _kept.pop(conn.engine, None)
-        return None
-    return kept.snapshot(inventories, horizon, usage)
-
-
-def _went_back(since, horizon):
-    """The database's horizon is below the one the worker read before:
-    horizons only grow on one PostgreSQL cluster, so this is another one
-    (a database restored from a dump into a new cluster, a replica
-    promoted that had not replayed everything), whose transaction ids
-    say nothing of what changed since the worker's read."""
-    return since is not None and horizon is not None and horizon < since
-
-
-def _read_every_tree(conn, dialect, keep=True):
-    if pipeline.available(conn):
-        stamp, horizon, parts = _read_every_tree_pipelined(conn)
-    else:
-        # Read first: a structure changed after it is re-read next time,
-        # never kept under a stamp it does not belong to.
-        stamp, horizon = structure.read_stamp(conn), None
-        result = conn.execute(_statement((dialect, EVERY_TREE), _build_load))
-        parts = _split(_driver_rows(result))
-    uuid_of = _uuids(parts[_PROVIDER])
-    names, rows = _known_inventory_rows(parts[_INVENTORY], uuid_of, conn)
-    # Every provider is loaded, so every sharing provider's peers are.
-    snap = _snapshot(parts, uuid_of, _inventories_of(rows, uuid_of, names),
-                     candidate_search.compute_anchors)
-    # Every provider is in it, so it says whether any has a parent or
-    # shares: kept with it, the answer holds as long as the stamp, which
-    # changes with any provider's parent or traits.
-    snap = dataclasses.replace(
-        snap, class_ids=_class_ids(names),
-        unsuffixed_by_class_id=_nested_or_sharing(snap))
-    if keep and stamp is not None:
-        _kept[conn.engine] = _KeptStructure(stamp, snap, uuid_of, names,
-                                            horizon)
-    return snap
-
-
-# engine -> the thread reading every tree for it (keep_in_background)
-_background_reads = weakref.WeakKeyDictionary()
-_background_lock = threading.Lock()
-
-
-def keep_in_background(engine):
-    """Start reading every tree through ``engine`` on a thread of its
-    own, to keep it, unless such a read is under way; returns the thread
-    (None if one was running).
-
-    For a large cloud whose structure changed: its read takes seconds at
-    100,000 compute nodes, which the request that found the change does
-    not wait for (it reads its windows of trees), nor do the requests
-    after it until the structure is kept again."""
-    with _background_lock:
-        running = _background_reads.get(engine)
-        if running is not None and running.is_alive():
-            return None
-        thread = _background_reads[engine] = threading.Thread(
-            target=_read_and_keep, args=(engine,), daemon=True,
-            name='candidate-structure-read')
-    thread.start()
-    return thread
-
-
-def _read_and_keep(engine):
-    started = time.monotonic()
-    try:
-        with engine.connect() as conn:
-            conn = conn.execution_options(isolation_level='AUTOCOMMIT')
-            snap = _read_every_tree(conn, engine.dialect.name)
-        LOG.info('Kept the structure of %d resource providers for '
-                 'allocation candidates (read in %.1f s)',
-                 len(snap.providers), time.monotonic() - started)
-    except Exception:
-        # The requests go on reading windows; the next one that finds no
-        # kept structure starts another read.
-        LOG.exception('Reading every tree to keep it failed')
-
-
-def wait_for_background_reads(timeout=None):
-    """Join the reads keep_in_background started (for tests and tools)."""
-    with _background_lock:
-        threads = list(_background_reads.values())
-    for thread in threads:
-        thread.join(timeout)
-
-
-# --------------------------------------------------------------------------
-# The structure kept between reads of every tree
-
-# engine -> the _KeptStructure of this worker's last read of every tree
-_kept = weakref.WeakKeyDictionary()
 
 # A usage total's key: provider id and class id as one integer, which
 # the driver hands over as is and a dict hashes fastest (ids are 32-bit).
-_KEY_SHIFT = 2 ** 32
+KEY_SHIFT = 2 ** 32
 _USAGE_KEY = (_USAGE.c.resource_provider_id
-              * sa.literal(_KEY_SHIFT, sa.BigInteger)
+              * sa.literal(KEY_SHIFT, sa.BigInteger)
               + _USAGE.c.resource_class_id)
-_USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
+USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
 # PostgreSQL's horizon of a statement's snapshot: every transaction with
 # a smaller id had ended when the snapshot was taken, so the statement
 # sees all it changed. A later read of the totals whose ``changed`` (the
@@ -1006,192 +646,53 @@ _USAGE_READ = sa.select(_USAGE_KEY, _USAGE.c.used)
 # tree holds for them too.
 _HORIZON = sa.cast(sa.cast(sa.func.pg_snapshot_xmin(
     sa.func.pg_current_snapshot()), sa.Text), sa.BigInteger)
-_STAMP_AND_HORIZON = sa.select(structure.READ_STAMP.scalar_subquery(),
-                               _HORIZON)
+STAMP_AND_HORIZON = sa.select(structure.READ_STAMP.scalar_subquery(),
+                              _HORIZON)
 # The stamp, the horizon and the totals changed since ``since`` in one
 # statement (one snapshot): the keys and amounts come as two arrays, which
-# the driver converts in C, a third of the time it took for the same
-# numbers as rows.
-_STAMP_AND_USAGE_CHANGES = sa.select(
+# the driver converts in C, faster than the same numbers as rows.
+STAMP_AND_USAGE_CHANGES = sa.select(
     structure.READ_STAMP.scalar_subquery(), _HORIZON,
     sa.func.array_agg(_USAGE_KEY), sa.func.array_agg(_USAGE.c.used)).where(
         _USAGE.c.changed >= sa.bindparam('since', type_=sa.BigInteger))
-_KEPT_STATEMENTS = {}
 
 
-def _kept_statements(dialect):
+def kept_statements(dialect):
     """(text, parameters) of the stamp and horizon's read and of the
     usage changes' read (PostgreSQL), the latter's ``since`` to be set."""
-    statements = _KEPT_STATEMENTS.get(dialect.name)
-    if statements is None:
-        statements = _KEPT_STATEMENTS[dialect.name] = tuple(
-            pipeline.compiled(statement, dialect) for statement in (
-                _STAMP_AND_HORIZON, _STAMP_AND_USAGE_CHANGES))
-    return statements
+    return tuple(pipeline.compiled(statement, dialect) for statement in (
+        STAMP_AND_HORIZON, STAMP_AND_USAGE_CHANGES))
 
 
-def _read_usage(conn, since):
-    """(structure stamp, horizon, [(usage key, used)]): on PostgreSQL the
-    totals changed since the horizon ``since`` of an earlier read (none
-    if None: every total), elsewhere every total, and no horizon."""
-    if conn.dialect.name != 'postgresql':
-        stamp = structure.read_stamp(conn)
-        return stamp, None, _driver_rows(conn.execute(_USAGE_READ))
-    params = {'since': -1 if since is None else since}
-    if pipeline.available(conn):
-        text, compiled_params = _kept_statements(conn.dialect)[1]
-        [[(stamp, horizon, keys, used)]] = pipeline.run(
-            conn, [(text, dict(compiled_params, **params))])
-    else:
-        stamp, horizon, keys, used = conn.execute(
-            _STAMP_AND_USAGE_CHANGES, params).one()
-    return stamp, horizon, zip(keys or (), used or ())
+class Statements:
+    """The statements a worker built, each under a hashable description
+    of what its text depends on (a Shape, a dialect's name and a kind):
+    built on first use, then only executed. Nothing changes a statement
+    once built, so threads share them; two threads building the same one
+    at once merely both build it."""
 
+    def __init__(self, built=None):
+        self._built = {} if built is None else built
 
-class _KeptStructure:
-    """What a read of every tree found besides usage, under one structure
-    stamp: the snapshot's providers, traits, aggregates and anchors, and
-    its inventories, from which a later read's are built with that read's
-    usage.
+    def get(self, key, build):
+        """The statement of ``key``, ``build(key)`` on first use."""
+        statement = self._built.get(key)
+        if statement is None:
+            statement = self._built[key] = build(key)
+        return statement
 
-    Its snapshot parts are shared by the snapshots of every request
-    answered from it, on every thread: nothing changes a Snapshot once
-    built. Each request starts from the inventories of the last one
-    answered and rebuilds only those whose usage changed since: from
-    claim to claim, a few of thousands."""
+    def choose(self, shape):
+        return self.get(shape, build_choose)
 
-    def __init__(self, stamp, snap, uuid_of, class_names, horizon):
-        self.stamp = stamp
-        self.snap = snap
-        snap.derived[candidate_search.KEPT_SUMMARIES] = {}
-        snap.derived[candidate_search.KEPT_WALKS] = (
-            candidate_search.RememberedWalks())
-        snap.derived[candidate_search.KEPT_ANSWERS] = (
-            candidate_response.RememberedAnswers())
-        # A usage key's provider and class (_USAGE_KEY): two small dicts
-        # rather than one entry per inventory (450,000 at 100,000 compute
-        # nodes).
-        self.uuid_of = uuid_of
-        self.class_names = class_names
-        # The horizon and the inventories of the last request, as one
-        # tuple so that a thread reads both of the same request. Two
-        # threads may replace it in either order: either state is one
-        # the database was in, and the next read from its horizon brings
-        # it up to date.
-        self.last = (horizon, snap.inventories)
+    def load(self, dialect_name, trees):
+        """The load of SOME_TREES or of EVERY_TREE."""
+        return self.get((dialect_name, trees), build_load)
 
-    def snapshot(self, inventories, horizon, usage_rows):
-        """The kept snapshot with ``inventories`` (those of ``last``)
-        brought up to date with ``usage_rows``, (usage key, used) pairs:
-        every total changed since, or every total."""
-        inventories = self._rebuilt(inventories, usage_rows)
-        self.last = (horizon, inventories)
-        return dataclasses.replace(self.snap, inventories=inventories)
+    def every_tree_texts(self, dialect):
+        return self.get((dialect.name, 'every tree texts'),
+                        lambda key: every_tree_texts(dialect))
 
-    def _rebuilt(self, inventories, usage_rows):
-        """``inventories`` with those whose usage differs from
-        ``usage_rows`` rebuilt (candidate_search.with_replaced); neither
-        a provider's dict nor the mapping of them is changed, since other
-        requests' snapshots hold them."""
-        changed = {}
-        for key, used in usage_rows:
-            uuid = self.uuid_of.get(key // _KEY_SHIFT)
-            name = self.class_names.get(key % _KEY_SHIFT)
-            old = inventories.get(uuid, _NO_INVENTORIES).get(name)
-            if old is None:
-                # Usage of an inventory created after the structure was
-                # read (the next read of it will see both).
-                continue
-            if old.used == used:
-                continue
-            if uuid not in changed:
-                changed[uuid] = dict(inventories[uuid])
-            changed[uuid][name] = candidate_search.Inventory(
-                old.total, old.reserved, old.min_unit, old.max_unit,
-                old.step_size, old.allocation_ratio, used)
-        if not changed:
-            return inventories
-        return candidate_search.with_replaced(inventories, changed)
-
-
-_NO_INVENTORIES = {}
-
-
-def _driver_rows(result):
-    # The driver's own tuples: no column needs SQLAlchemy's processing
-    # (the union's columns are untyped), and a Row per row was a tenth of
-    # a large window's time.
-    rows = result.cursor.fetchall()
-    result.close()
-    return rows
-
-
-def _uuids(providers):
-    return {row[0]: row[3] for row in providers}
-
-
-def _snapshot(parts, uuid_of, inventories, anchors_of):
-    """The Snapshot of the four parts' rows, the inventory part's already
-    built as ``inventories``; ``anchors_of`` gives its anchors from the
-    snapshot without them."""
-    traits, trait_ids = _traits(parts[_TRAIT], uuid_of)
-    snap = candidate_search.Snapshot(
-        providers=_providers(parts[_PROVIDER], uuid_of),
-        inventories=inventories, traits=traits,
-        aggregates=_grouped(parts[_AGGREGATE], uuid_of), trait_ids=trait_ids)
-    return dataclasses.replace(snap, anchors=anchors_of(snap))
-
-
-def _traits(rows, uuid_of):
-    """The trait part's rows as the Snapshot's ``traits`` and
-    ``trait_ids``; the ids with C-level loops, since large answers load
-    tens of thousands of rows."""
-    traits = candidate_search.group_pairs(
-        (uuid_of[rp_id], name) for rp_id, _, name in rows if rp_id in uuid_of)
-    trait_ids = dict(zip(map(operator.itemgetter(2), rows),
-                         map(operator.itemgetter(1), rows)))
-    return traits, trait_ids
-
-
-def _providers(rows, uuid_of):
-    provider = candidate_search.Provider
-    return {uuid: provider(uuid, '', 0, uuid_of.get(parent),
-                           uuid_of.get(root, uuid))
-            for _, parent, root, uuid in rows}
-
-
-def _known_inventory_rows(rows, uuid_of, conn):
-    """({class id: name}, the inventory part's rows worth keeping, sorted).
-
-    Rows of a provider created after the trees were chosen are dropped:
-    the snapshot must hold whole trees it knows the shape of. Sorted, so
-    that summaries list a provider's classes in class id order whatever
-    order the database's plan returned them in."""
-    names = resource_class.names_for(conn, {row[1] for row in rows})
-    return names, [row for row in sorted(rows, key=operator.itemgetter(0, 1))
-                   if row[0] in uuid_of and row[1] in names]
-
-
-def _inventories_of(rows, uuid_of, names):
-    """_inventories of rows already known (_known_inventory_rows).
-
-    Equal inventories (same fields, same usage) are one Inventory, which
-    nothing changes once built: hosts alike share most of theirs, and a
-    worker keeping 450,000 inventories holds far fewer objects."""
-    inventory = candidate_search.Inventory
-    inventories = collections.defaultdict(dict)
-    shared = {}
-    for (rp_id, rc, total, reserved, min_unit, max_unit, step, used,
-         ratio) in rows:
-        fields = (total, reserved, min_unit, max_unit, step, ratio, used)
-        record = shared.get(fields)
-        if record is None:
-            record = shared[fields] = inventory(*fields)
-        inventories[uuid_of[rp_id]][names[rc]] = record
-    return dict(inventories)
-
-
-def _grouped(rows, uuid_of):
-    """{provider uuid: frozenset of the text column} of a part's rows."""
-    return candidate_search.group_pairs(
-        (uuid_of[rp_id], text) for rp_id, text in rows if rp_id in uuid_of)
+    def kept(self, dialect):
+        """kept_statements of ``dialect``."""
+        return self.get((dialect.name, 'kept'),
+                        lambda key: kept_statements(dialect))
