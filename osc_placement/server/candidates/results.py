@@ -115,8 +115,7 @@ class SpreadCandidate(_CandidateViews, collections.namedtuple(
     def request_bodies(cls, candidates, with_mappings):
         """As Candidate.request_bodies. The candidates take the same
         classes, so those served wholly by one provider, a host's own,
-        share one resources dict: a third of a plain request's
-        candidates, each a dict less to build."""
+        share one resources dict, each a dict less to build."""
         if not candidates:
             return []
         first = candidates[0]

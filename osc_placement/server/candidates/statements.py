@@ -143,11 +143,10 @@ def _capacity_clause(dialect, classes, probed):
     scheduler's first window is not spent on the hosts it filled.)
 
     ``probed``: tested row by row (_probed). The statement's sharing part
-    tests every sharing provider (5,000 at 100,000 nodes), and there the
-    generic plan otherwise hashed every inventory and usage row of the
-    cloud on each request (139 of a ``limit=10`` request's 147 ms). Where
-    the trees are walked, the planner's own choice stays: probing there
-    made a 1,000-node ``member_of`` request three times as slow."""
+    tests every sharing provider, and there the generic plan otherwise
+    hashed every inventory and usage row of the cloud on each request.
+    Where the trees are walked, the planner's own choice stays: probing
+    there slowed ``member_of`` requests."""
     query = (sa.select(sa.literal(1))
              .select_from(_with_usage(_INV, _USAGE))
              .where(_INV.c.resource_provider_id == _RP.c.id,
@@ -166,14 +165,12 @@ def _room_for_every_class(shape, root, sharing):
 
     A seed has room for *one* class, so a host that schedulers filled
     up -- no room for VCPU, but memory and disk left -- still has seeds,
-    and without this a scheduler's windows were spent on such hosts: two
-    or three windows per ``limit=10`` request once the first trees by id
-    were full.
+    and without this a scheduler's windows were spent on such hosts once
+    the first trees by id were full.
 
     Not with a member_of or required-trait narrowing (no clauses): the
-    database tests the room of every provider it walks before the
-    narrowing, which keeps few of them, and a ``member_of`` request took
-    four times as long."""
+    database would test the room of every provider it walks before the
+    narrowing, which keeps few of them."""
     if shape.tree_aggregates or shape.tree_traits:
         return []
     clauses = []
@@ -212,8 +209,8 @@ def _probed(dialect, query):
 
     On PostgreSQL with OFFSET 0: without it the planner may turn such a
     test into a hashed subplan, which reads the answer for every provider
-    of the cloud (about 1 ms per class at 1,000 nodes) where probing the
-    few rows tested, by index, costs microseconds each."""
+    of the cloud where probing the few rows tested, by index, costs
+    little."""
     if dialect == 'postgresql':
         query = query.offset(0)
     return query.exists()
@@ -399,10 +396,8 @@ def _not_sharing(shape, sharing):
     sharing seeds already found, with a hash the database builds once and
     tests first: the sharing providers -- created first, the first rows
     of the root index every window walks -- then cost the walk a lookup
-    each instead of three probes of their room (at 10,000 nodes 500 of
-    them before the first host, most of a limit=10 request's time). With
-    a narrowing the planner then chose to test the narrowing tree by tree
-    (a member_of request at 1,000 nodes took 16 ms instead of 10), so it
+    each instead of three probes of their room. With a narrowing the
+    planner then chose to test the narrowing tree by tree, slower, so it
     keeps the test of the trait."""
     if shape.tree_aggregates or shape.tree_traits:
         return ~_is_sharing(_RP)
@@ -427,8 +422,7 @@ def _served_roots(shape, sharing):
     # Without it, only the seeds' aggregates matter: testing each peer's
     # aggregates against them walks the root index in order and stops at
     # the window's end, where joining every seed to every peer compared
-    # all pairs first (a quarter of the statement's time for a large
-    # window).
+    # all pairs first.
     link, peer = _RPA.alias('served_link'), _RP.alias('peer')
     seed_link = _RPA.alias('seed_link')
     seed_aggregates = (sa.select(seed_link.c.aggregate_id)
@@ -473,11 +467,9 @@ def _window_anchors(shape, sharing, roots):
     those providers' aggregates, the sharing seeds in them. Found from
     the sharing seeds instead (every seed's peers, then those in the
     window), the database reads every aggregate link and provider of the
-    cloud: at 10,000 nodes (500 sharing providers, 10,500 links) about
-    4 ms, most of a scheduler's limit=10 window. From the trees, a
-    window costs a few index probes per tree and aggregate link; past
-    some hundreds of trees (the 500 of a limit=1000 request cost 9 ms
-    at 10,000 nodes) reading from the seeds costs less."""
+    cloud, most of a scheduler's small window. From the trees, a window
+    costs a few index probes per tree and aggregate link; past some
+    hundreds of trees reading from the seeds costs less."""
     loaded = sa.union_all(
         sa.select(roots.c.a),
         sa.select(sharing.c.root).where(_is_last_window(roots)))
