@@ -61,6 +61,11 @@ from benchmarks import client as http_client
 from benchmarks import local_server
 from benchmarks import scale
 from osc_placement.server import app as app_mod
+from osc_placement.server.candidates import body as candidate_body
+from osc_placement.server.candidates import door as candidate_door
+from osc_placement.server.candidates import memo as candidate_memo
+from osc_placement.server.candidates import policy as candidate_policy
+from osc_placement.server.candidates import search as candidate_search
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import pipeline
@@ -70,9 +75,6 @@ from osc_placement.server import http_api
 from osc_placement.server import http_server
 from osc_placement.server import json_encoding
 from osc_placement.server.objects import allocation as alloc_obj
-from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_response
-from osc_placement.server.objects import candidate_search
 from osc_placement.server.objects import consumer as consumer_obj
 
 MICROVERSION = '1.36'
@@ -92,13 +94,13 @@ PHASES = (
     (http_api.Request, 'json_body', 'parse + validate body'),
     (alloc_handler, 'consumer_write', 'consumer write object'),
     (db_engine.Database, '_connect', 'pool checkout'),
-    (candidate_api, 'answer', 'candidate answer'),
-    (candidate_api, '_reader', 'name ids + slice reader'),
-    (candidate_api, 'every_tree', 'kept structure (usage read)'),
-    (candidate_response.RememberedAnswers, 'recall', 'recall answer'),
+    (candidate_door, 'answer', 'candidate answer'),
+    (candidate_door, 'open_reader', 'name ids + slice reader'),
+    (candidate_policy, 'every_tree', 'kept structure (usage read)'),
+    (candidate_memo.RememberedAnswers, 'recall', 'recall answer'),
     (candidate_search, 'search', 'candidate search'),
-    (candidate_response, 'allocation_candidates_body', 'body build'),
-    (candidate_response.RememberedAnswers, 'remember', 'remember answer'),
+    (candidate_body, 'allocation_candidates_body', 'body build'),
+    (candidate_memo.RememberedAnswers, 'remember', 'remember answer'),
     (json_encoding, 'json_bytes', 'JSON encode'),
     (alloc_obj, 'write_or_409', 'write transaction'),
     (alloc_obj, '_read_for_claim', 'claim: ids, locks, providers'),

@@ -827,7 +827,7 @@ def upstream_sides(args, sides):
 def warm_up(side, seconds):
     """Scheduler requests for ``seconds`` (by default 3 per 10,000
     nodes): a worker that starts reads windows of trees while a thread of
-    it reads every tree to keep (candidate_api.KEEP_LARGE_CLOUDS), and
+    it reads every tree to keep (candidates/policy.py, KEEP_LARGE_CLOUDS), and
     the figures are of a server that has been running."""
     if seconds is None:
         seconds = max(2.0, 3.0 * side.nodes / 10000)

@@ -19,6 +19,7 @@ from oslo_middleware import cors as cors_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id as request_id_mod
 
+from osc_placement.server.candidates import engine as candidate_engine
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import migration
 from osc_placement.server.db import sync
@@ -156,10 +157,13 @@ class PlacementApp:
     """Context, fault wrapper, microversion and routing in one callable,
     so the common path is a few function calls."""
 
-    def __init__(self, conf, db, enforcer):
+    def __init__(self, conf, db, enforcer, candidates):
         self.conf = conf
         self.db = db
         self.enforcer = enforcer
+        # What the candidate engine keeps between requests, for this
+        # worker's database.
+        self.candidates = candidates
         self.router = Router(routes.ROUTES)
         # What handlers count besides the request (candidates); None
         # with [metrics] enabled = false.
@@ -513,10 +517,14 @@ def init_database(conf):
     return db
 
 
-def make_app(conf, db=None):
-    """The Placement WSGI application for a ConfigOpts (see conf.py)."""
+def make_app(conf, db=None, candidates=None):
+    """The Placement WSGI application for a ConfigOpts (see conf.py);
+    ``candidates``, the candidate_engine.CandidateEngine of ``db`` if
+    the caller keeps it (a test), else a new one."""
     db = db or init_database(conf)
-    placement = PlacementApp(conf, db, policy.make_enforcer(conf))
+    candidates = candidates or candidate_engine.CandidateEngine()
+    placement = PlacementApp(conf, db, policy.make_enforcer(conf),
+                             candidates)
     if conf.api.auth_strategy == 'noauth2':
         app = noauth_middleware(
             placement, conf.api.noauth_admin_without_token)

@@ -225,7 +225,7 @@ class Instruments:
 
     def candidates_answered(self, count, cut_by):
         """A 200 of ``count`` candidates, cut by ``cut_by`` (None, or a
-        candidate_api.CUT_BY_* label)."""
+        candidates.door.CUT_BY_* label)."""
         with self._pending_lock:
             self._count(self.answers, (), 1)
             if count:

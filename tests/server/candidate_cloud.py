@@ -3,14 +3,13 @@
 
 Small random clouds (tests/unit/server/test_candidate_properties.py's
 strategies) are written to the test database with SQL; requests go
-through the whole WSGI app (or candidate_api.answer) and answers are
+through the whole WSGI app (or candidates.door.answer) and answers are
 compared with the brute-force oracle's. Runs on whichever database
 OSC_PLACEMENT_TEST_DB_URL names (SQLite by default). The tests are in
 test_candidate_api.py, test_candidate_fetch.py,
 test_resource_provider_filters.py and test_candidate_generation.py.
 """
 
-import collections
 import urllib.parse
 
 import hypothesis
@@ -21,12 +20,11 @@ import testtools
 import webob
 
 from osc_placement.server import app as app_mod
+from osc_placement.server.candidates import engine as candidate_engine
+from osc_placement.server.candidates import policy
+from osc_placement.server.candidates import snapshot as cn
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import tables
-from osc_placement.server.handlers import allocation_candidate as handler
-from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_fetch
-from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.objects import resource_class
 from osc_placement.server.schemas import allocation_candidate as ac_schema
 from osc_placement.server.schemas import request_groups as rg
@@ -59,7 +57,7 @@ def _traits(conn):
     for name in props.TRAITS:
         fixtures._insert_id(conn, tables.traits, name=name)
     rows = conn.execute(tables.traits.select().where(tables.traits.c.name.in_(
-        props.TRAITS + [cs.SHARING_TRAIT]))).mappings()
+        props.TRAITS + [cn.SHARING_TRAIT]))).mappings()
     return {row['name']: row['id'] for row in rows}
 
 
@@ -197,28 +195,28 @@ def read_in_windows(test, window, whole_read_share=float('inf')):
     """Make ``test``'s candidate requests read windows of ``window`` trees
     (a function of the candidates wanted, or a number), however small
     the cloud: no structure kept or read whole, unless the window is at
-    least ``whole_read_share`` of the trees."""
+    least ``whole_read_share`` of the trees. (Nothing kept is read
+    then.)"""
     if not callable(window):
         window = (lambda trees: lambda wanted: trees)(window)
-    test.patch(candidate_api, 'first_window', window)
-    test.patch(candidate_api, 'WHOLE_READ_SHARE', whole_read_share)
-    test.patch(candidate_api, 'WHOLE_READ_TREES', 0)
-    test.patch(candidate_api, 'KEEP_LARGE_CLOUDS', False)
-    candidate_fetch._kept.clear()
+    test.patch(policy, 'first_window', window)
+    test.patch(policy, 'WHOLE_READ_SHARE', whole_read_share)
+    test.patch(policy, 'WHOLE_READ_TREES', 0)
+    test.patch(policy, 'KEEP_LARGE_CLOUDS', False)
 
 
 class AppTestCase(testtools.TestCase):
-    """The WSGI app on the test database."""
+    """The WSGI app on the test database, with its CandidateEngine
+    (``candidate_engine``): each test's engine starts afresh."""
 
     def setUp(self):
         super().setUp()
-        # Each test parses its queries afresh: the handler's memo hands
-        # out request objects that remembered answers are kept for.
-        self.patch(handler, '_PARSED', collections.OrderedDict())
         self.db = fixtures.database()
         conf = conf_mod.make_conf(fixtures._state['url'],
                                   sync_on_startup=False)
-        self.app = app_mod.make_app(conf, db=self.db)
+        self.candidate_engine = candidate_engine.CandidateEngine()
+        self.app = app_mod.make_app(conf, db=self.db,
+                                    candidates=self.candidate_engine)
 
 
 class SnapshotCloud(candidate_oracle.Cloud):

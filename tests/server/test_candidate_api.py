@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""objects/candidate_api.py: the one way in to the candidate engine, which
+"""candidates/door.py: the one way in to the candidate engine, which
 the handler and these tests both call, on the test database.
 
 Through the whole WSGI app too: answers (whole, and read in windows of
@@ -8,7 +8,6 @@ the read of every tree, the [placement] options reach the search, and
 what an answer was built from is held until it is sent."""
 
 import ast
-import collections
 import inspect
 import itertools
 import logging
@@ -23,6 +22,13 @@ import testtools
 import webob
 
 from osc_placement.server import app as app_mod
+from osc_placement.server.candidates import door
+from osc_placement.server.candidates import memo
+from osc_placement.server.candidates import policy
+from osc_placement.server.candidates import read
+from osc_placement.server.candidates import request as cq
+from osc_placement.server.candidates import snapshot as cn
+from osc_placement.server.candidates import statements
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
@@ -31,9 +37,6 @@ from osc_placement.server.handlers import allocation_candidate as handler
 from osc_placement.server import http_api
 from osc_placement.server import json_encoding
 from osc_placement.server import microversion
-from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_fetch
-from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.schemas import request_groups as rg
 from tests.server import candidate_cloud as cloud_db
 from tests.server import fixtures
@@ -55,15 +58,15 @@ class _TwoHostsAndADisk(cloud_db.AppTestCase):
         inventory = {host: {'VCPU': (8, 0, 1, 8, 1, 1.0)} for host in hosts}
         inventory[disk] = {'DISK_GB': (100, 0, 1, 100, 1, 1.0)}
         traits = {uuid: set(self.HOST_TRAITS) for uuid in hosts}
-        traits[disk] = {cs.SHARING_TRAIT}
+        traits[disk] = {cn.SHARING_TRAIT}
         aggregates = {uuid: {props.AGGS[0]} for uuid in parent}
         cloud_db.write_cloud(self.db, candidate_oracle.Cloud(
             parent, inventory, {}, traits, aggregates))
 
-    def answer(self, pairs, options=cs.SearchOptions()):
+    def answer(self, pairs, options=cq.SearchOptions()):
         request = rg.parse_candidate_request(pairs, (1, 39))
         with self.db.read() as conn:
-            return candidate_api.answer(request, conn, options)
+            return door.answer(self.candidate_engine, request, conn, options)
 
 
 def sent(answer):
@@ -89,11 +92,11 @@ class TestAnswer(_TwoHostsAndADisk):
         self.assertEqual(1, len(sent(self.answer(
             pairs + [('limit', '1')]))['allocation_requests']))
         self.assertEqual(1, len(sent(self.answer(
-            pairs, cs.SearchOptions(max_candidates=1)
+            pairs, cq.SearchOptions(max_candidates=1)
         ))['allocation_requests']))
 
     def test_unknown_names_before_any_read_of_the_slice(self):
-        readers = cloud_db.calls_of(self, candidate_fetch, 'SliceReader')
+        readers = cloud_db.calls_of(self, read, 'SliceReader')
         for pairs, text in [
                 ([('resources', 'CUSTOM_NOPE:1')],
                  'No such resource class CUSTOM_NOPE'),
@@ -132,11 +135,11 @@ class TestReadPolicy(testtools.TestCase):
         def keep_in_background(self):
             self.did.append('background')
 
-    SMALL = candidate_api.WHOLE_READ_TREES
-    LARGE = candidate_api.WHOLE_READ_TREES * 4
+    SMALL = policy.WHOLE_READ_TREES
+    LARGE = policy.WHOLE_READ_TREES * 4
 
     def decide(self, reader, wanted):
-        return candidate_api.every_tree(reader, wanted), reader.did
+        return policy.every_tree(reader, wanted), reader.did
 
     def test_in_tree_reads_its_trees(self):
         self.assertEqual((None, []), self.decide(
@@ -180,14 +183,14 @@ class TestReadPolicy(testtools.TestCase):
             self.Reader(self.SMALL, 'kept', follows=False), 10))
 
     def test_nothing_large_is_kept_when_told_not_to(self):
-        self.patch(candidate_api, 'KEEP_LARGE_CLOUDS', False)
+        self.patch(policy, 'KEEP_LARGE_CLOUDS', False)
         self.assertEqual((None, []), self.decide(
             self.Reader(self.LARGE, 'kept'), 10))
 
     def test_the_first_window(self):
-        self.assertEqual(candidate_api.FIRST_WINDOW,
-                         candidate_api.first_window(10))
-        self.assertEqual(500, candidate_api.first_window(1000))
+        self.assertEqual(policy.FIRST_WINDOW,
+                         policy.first_window(10))
+        self.assertEqual(500, policy.first_window(1000))
 
 
 def imported_modules(module):
@@ -212,7 +215,7 @@ class TestTheHandlerIsAFewLines(testtools.TestCase):
             name for name in imported
             if name.split('.')[0] == 'sqlalchemy'
             or name.startswith('osc_placement.server.db')))
-        self.assertIn('osc_placement.server.objects.candidate_api', imported)
+        self.assertIn('osc_placement.server.candidates.door', imported)
 
 
 class TestParsedQueries(testtools.TestCase):
@@ -221,7 +224,10 @@ class TestParsedQueries(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.patch(handler, '_PARSED', collections.OrderedDict())
+        self.known = memo.ParsedRequests()
+
+    def parsed(self, req):
+        return handler.parsed(req, self.known)
 
     @staticmethod
     def request(query, version='1.39'):
@@ -230,37 +236,37 @@ class TestParsedQueries(testtools.TestCase):
         return req
 
     def test_the_same_query_is_the_same_request(self):
-        first = handler.parsed(self.request('resources=VCPU:1&limit=5'))
-        self.assertIs(first, handler.parsed(
+        first = self.parsed(self.request('resources=VCPU:1&limit=5'))
+        self.assertIs(first, self.parsed(
             self.request('resources=VCPU:1&limit=5')))
         self.assertEqual(5, first.limit)
-        self.assertIsNot(first, handler.parsed(
+        self.assertIsNot(first, self.parsed(
             self.request('resources=VCPU:1&limit=5', '1.38')))
-        self.assertIsNot(first, handler.parsed(
+        self.assertIsNot(first, self.parsed(
             self.request('resources=VCPU:1&limit=6')))
 
     def test_a_bad_query_is_refused_every_time(self):
         for _ in range(2):
-            self.assertRaises(errors.BadRequest, handler.parsed,
+            self.assertRaises(errors.BadRequest, self.parsed,
                               self.request('resources=VCPU:x'))
-        self.assertEqual({}, handler._PARSED)
+        self.assertEqual({}, self.known._parsed)
 
     def test_the_least_recently_asked_goes_first(self):
-        self.patch(handler, 'PARSED_MAX', 2)
+        self.patch(memo, 'PARSED_MAX', 2)
         first, second, third = [
             self.request('resources=VCPU:1&limit=%d' % limit)
             for limit in (1, 2, 3)]
-        kept = handler.parsed(first)
-        handler.parsed(second)
-        handler.parsed(first)
-        handler.parsed(third)
+        kept = self.parsed(first)
+        self.parsed(second)
+        self.parsed(first)
+        self.parsed(third)
         self.assertEqual([first.query_string, third.query_string],
-                         [query for query, _ in handler._PARSED])
-        self.assertIs(kept, handler.parsed(first))
+                         [query for query, _ in self.known._parsed])
+        self.assertIs(kept, self.parsed(first))
 
 
-# Both ways of finding a window's anchors (candidate_fetch.FEW_TREES).
-FEW_TREES = st.sampled_from([0, candidate_fetch.FEW_TREES])
+# Both ways of finding a window's anchors (statements.FEW_TREES).
+FEW_TREES = st.sampled_from([0, statements.FEW_TREES])
 
 
 class TestEndpointMatchesOracle(cloud_db.AppTestCase):
@@ -293,7 +299,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         if limit and version >= (1, 16):
             pairs = pairs + [('limit', str(limit))]
         request = cloud_db.parsed_or_rejected(pairs, version)
-        reads = cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
+        reads = cloud_db.calls_of(self, read, 'read_every_tree')
         self.assertEqual(
             200, cloud_db.get_candidates(self.app, version, pairs)[0])
         # in_tree requests read windows of trees, not every tree: nothing
@@ -325,9 +331,9 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         brought up to date with the usage totals changed since its last
         read (the inventories replaced kept apart, or written whole
         again): the oracle's answer for the cloud as it is then."""
-        self.patch(candidate_api, 'WHOLE_READ_TREES', 0)
-        self.patch(cs, 'REPLACED_APART_FROM', 0)
-        candidate_fetch._kept.clear()
+        self.patch(policy, 'WHOLE_READ_TREES', 0)
+        self.patch(cn, 'REPLACED_APART_FROM', 0)
+        self.candidate_engine.forget()
         version, pairs, _, _ = cloud_db.drawn_example(self.db, cloud, data)
         limit = data.draw(st.sampled_from([None, 1, 2]))
         if limit and version >= (1, 16):
@@ -335,13 +341,13 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         request = cloud_db.parsed_or_rejected(pairs, version)
         self.assertEqual(
             200, cloud_db.get_candidates(self.app, version, pairs)[0])
-        candidate_fetch.wait_for_background_reads()
-        kept = candidate_fetch._kept.get(self.db.engine)
+        self.candidate_engine.wait_for_background_read()
+        kept = self.candidate_engine.kept
         # in_tree requests read their own trees, and keep nothing.
         follows = (self.db.engine.dialect.name == 'postgresql'
                    and not any(group.in_tree for group in request.groups))
         self.assertEqual(follows, kept is not None)
-        reads = cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
+        reads = cloud_db.calls_of(self, read, 'read_every_tree')
         for _ in range(3):
             changed = sorted(cloud.inventory)
             if changed and data.draw(st.booleans()):
@@ -358,7 +364,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         if follows:
             # Neither read every tree again: the structure stood.
             self.assertEqual([], reads)
-            self.assertIs(kept, candidate_fetch._kept.get(self.db.engine))
+            self.assertIs(kept, self.candidate_engine.kept)
 
     def _check_against_oracle(self, cloud, request, body):
         """``body`` is the oracle's answer to ``request``, or with a
@@ -444,7 +450,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         """A limit the cloud cannot fill, read in windows of one to three
         trees: the windows go on to the last one, which also loads the
         sharing providers' own trees and their anchors (chosen from the
-        window's trees, candidate_fetch._window_anchors), so the answer
+        window's trees, statements._window_anchors), so the answer
         is every candidate of the oracle's."""
         version, pairs, _, (expected, _) = cloud_db.drawn_example(
             self.db, cloud, data)
@@ -464,7 +470,7 @@ class TestEndpointMatchesOracle(cloud_db.AppTestCase):
         a share of it: the read policy's thresholds set below it. The
         windows find their anchors from their trees, or from the sharing
         providers (``few_trees`` 0), as windows of more trees do."""
-        self.patch(candidate_fetch, 'FEW_TREES', few_trees)
+        self.patch(statements, 'FEW_TREES', few_trees)
         cloud_db.read_in_windows(self, window)
 
     def _check_whole_and_windows(self, cloud, data, limit, window, **kinds):
@@ -520,10 +526,10 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
             parent, inventory, {props.rp_uuid(6): {'VCPU': 4}},
             {u: set() for u in parent}, {u: set() for u in parent})
         cloud_db.write_cloud(self.db, cloud)
-        candidate_fetch._tree_counts.clear()
+        self.candidate_engine.forget()
         # A first window of two trees, which hold two of the five
         # candidates wanted; the next window reads the rest.
-        self.patch(candidate_api, 'first_window', lambda wanted: 2)
+        self.patch(policy, 'first_window', lambda wanted: 2)
 
     def statements_of_limited_request(self):
         with fixtures.recorded_statements(self.db.engine) as statements:
@@ -548,14 +554,14 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
         cloud = candidate_oracle.Cloud(
             dict.fromkeys([disk, vcpu]),
             {disk: {'DISK_GB': room}, vcpu: {'VCPU': room}},
-            {}, dict.fromkeys([disk, vcpu], {cs.SHARING_TRAIT}),
+            {}, dict.fromkeys([disk, vcpu], {cn.SHARING_TRAIT}),
             dict.fromkeys([disk, vcpu], {props.AGGS[0]}))
         cloud_db.write_cloud(self.db, cloud)
         cloud_db.read_in_windows(self, 1)
         for few_trees, resources in itertools.product(
-                (0, candidate_fetch.FEW_TREES),
+                (0, statements.FEW_TREES),
                 ('DISK_GB:10', 'VCPU:1,DISK_GB:10')):
-            self.patch(candidate_fetch, 'FEW_TREES', few_trees)
+            self.patch(statements, 'FEW_TREES', few_trees)
             request = rg.parse_candidate_request(
                 [('resources', resources)], (1, 39))
             expected, _ = candidate_oracle.oracle(cloud, request)
@@ -577,7 +583,7 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
         """The calls of the read of every tree, as they happen. (On
         PostgreSQL that read goes through the driver's pipeline, which
         SQLAlchemy's statement events do not see.)"""
-        return cloud_db.calls_of(self, candidate_fetch, '_read_every_tree')
+        return cloud_db.calls_of(self, read, 'read_every_tree')
 
     def test_a_large_window_reads_every_tree_instead(self):
         # A window of two trees is more than a quarter of seven.
@@ -595,16 +601,13 @@ class TestHowTreesAreRead(cloud_db.AppTestCase):
         driver's own pipeline), and the next request is answered."""
         failing = 'SELECT no_such_column FROM resource_providers'
         dialect = self.db.engine.dialect.name
-        self.patch(candidate_fetch, '_EVERY_TREE_TEXTS',
-                   {dialect: (failing,) * 4})
-        self.patch(candidate_fetch, '_STATEMENTS', {
-            (dialect, candidate_fetch.EVERY_TREE): sa.text(failing)})
+        self.candidate_engine.statements = statements.Statements({
+            (dialect, 'every tree texts'): (failing,) * 4,
+            (dialect, statements.EVERY_TREE): sa.text(failing)})
         with self.db.read() as conn:
-            self.assertRaises(sa.exc.DBAPIError,
-                              candidate_fetch._read_every_tree, conn,
-                              dialect)
-        self.patch(candidate_fetch, '_EVERY_TREE_TEXTS', {})
-        self.patch(candidate_fetch, '_STATEMENTS', {})
+            self.assertRaises(sa.exc.DBAPIError, read.read_every_tree,
+                              self.candidate_engine.statements, conn)
+        self.candidate_engine.statements = statements.Statements()
         status, body = cloud_db.get_candidates(self.app, (1, 39),
                                                [('resources', 'VCPU:1')])
         self.assertEqual(200, status, body)
@@ -664,6 +667,10 @@ class TestAnswerFreedAfterSending(cloud_db.AppTestCase):
 
     def setUp(self):
         super().setUp()
+        # Without the access line, whose wrapper (LoggedWhenSent) another
+        # test's logging set-up may leave on.
+        self.useFixture(fixtures_lib.FakeLogger(level=logging.WARNING,
+                                                name=app_mod.LOG.name))
         parent = {props.rp_uuid(i): None for i in range(3)}
         cloud = candidate_oracle.Cloud(
             parent, {u: {'VCPU': (4, 0, 1, 4, 1, 1.0)} for u in parent},
@@ -741,7 +748,7 @@ class TestWhyEmpty(_TwoHostsAndADisk):
     def setUp(self):
         super().setUp()
         self.logger = self.useFixture(fixtures_lib.FakeLogger(
-            name=candidate_api.__name__, level=logging.DEBUG))
+            name=door.__name__, level=logging.DEBUG))
 
     def test_no_room(self):
         # VCPU 8 each: 9 fits nowhere, though both hosts hold VCPU.

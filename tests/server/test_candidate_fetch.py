@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""objects/candidate_fetch.py: the SQL slice a request reads, whole or
+"""candidates/read.py: the SQL slice a request reads, whole or
 window by window, holds what the search needs (oracle per anchor), skips
 the trees without room and lists a provider's classes in id order."""
 
@@ -7,8 +7,9 @@ the trees without room and lists a provider's classes in id order."""
 import hypothesis
 from hypothesis import strategies as st
 
-from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_search as cs
+from osc_placement.server.candidates import door
+from osc_placement.server.candidates import request as cq
+from osc_placement.server.candidates import snapshot as cn
 from osc_placement.server.schemas import request_groups as rg
 from tests.server import candidate_cloud as cloud_db
 from tests.server import fixtures
@@ -67,8 +68,9 @@ class TestSliceMatchesOracle(cloud_db.AppTestCase):
             self.db, cloud, data, lambda cloud, request: None,
             member_of=True, traits=True)
         with self.db.read() as conn:
-            snap = candidate_api._reader(conn, request).next_window()
-        contract = props.sql_slice(cloud, cs.snapshot_needs(request))
+            snap = door.open_reader(self.candidate_engine, conn,
+                                    request).next_window()
+        contract = props.sql_slice(cloud, cq.snapshot_needs(request))
         self.assertLessEqual(set(contract.providers), set(snap.providers))
 
     def test_narrowings_met_by_two_sharing_providers(self):
@@ -96,7 +98,7 @@ class TestSliceMatchesOracle(cloud_db.AppTestCase):
         the oracle's candidates per anchor on the whole cloud."""
         found = {}
         with self.db.read() as conn:
-            reader = candidate_api._reader(conn, request)
+            reader = door.open_reader(self.candidate_engine, conn, request)
             while True:
                 snap = reader.next_window(window)
                 for anchor, keys in candidate_oracle.oracle_by_anchor(
@@ -122,8 +124,8 @@ def two_servers_cloud():
         dict.fromkeys([root, trait_server, agg_server]),
         {root: {}, trait_server: {'VCPU': roomy},
          agg_server: {'DISK_GB': roomy}}, {},
-        {root: set(), trait_server: {'CUSTOM_A', cs.SHARING_TRAIT},
-         agg_server: {cs.SHARING_TRAIT}},
+        {root: set(), trait_server: {'CUSTOM_A', cn.SHARING_TRAIT},
+         agg_server: {cn.SHARING_TRAIT}},
         {root: {link1, link2}, trait_server: {link2},
          agg_server: {in_agg0, link1}})
     pairs = [('resources', 'VCPU:1'), ('required', 'CUSTOM_A'),

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The structure a worker keeps between reads of every tree
-(objects/candidate_fetch.py) and the stamp that tells it when to read
+(candidates/kept.py) and the stamp that tells it when to read
 it again (db/structure.py); which writes change the stamp is
 test_structure_stamp.py's.
 
@@ -22,14 +22,17 @@ import webob
 from benchmarks import client as http_client
 from benchmarks import local_server
 from osc_placement.server import app as app_mod
+from osc_placement.server.candidates import door
+from osc_placement.server.candidates import groups
+from osc_placement.server.candidates import memo
+from osc_placement.server.candidates import policy
+from osc_placement.server.candidates import read
+from osc_placement.server.candidates import request as cq
+from osc_placement.server.candidates import search
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import structure
 from osc_placement.server.db import tables
-from osc_placement.server.objects import candidate_api
-from osc_placement.server.objects import candidate_fetch
-from osc_placement.server.objects import candidate_response
-from osc_placement.server.objects import candidate_search
 from tests.server import candidate_cloud as http
 from tests.server import fixtures
 
@@ -61,7 +64,8 @@ class CloudTestCase(http.AppTestCase):
         # Legacy policy defaults: the reshaper is then the admin's too.
         self.app = app_mod.make_app(conf_mod.make_conf(
             fixtures._state['url'], sync_on_startup=False,
-            enforce_new_defaults=False), db=self.db)
+            enforce_new_defaults=False), db=self.db,
+            candidates=self.candidate_engine)
         fixtures.reset_database(self.db)
         self.uuids = {}
         for name, inventory in (('cn1', {'VCPU': 4}),
@@ -74,7 +78,7 @@ class CloudTestCase(http.AppTestCase):
                 self.generation('disk')}))
         for name in ('cn1', 'disk'):
             self.set_aggregates(name, [AGG])
-        self.reads = http.calls_of(self, candidate_fetch, '_read_every_tree')
+        self.reads = http.calls_of(self, read, 'read_every_tree')
 
     def ok(self, response, expected=200):
         status, body = response
@@ -128,7 +132,7 @@ class CloudTestCase(http.AppTestCase):
         return body
 
     def answer_keeping_nothing(self):
-        candidate_fetch._kept.clear()
+        self.candidate_engine.forget()
         return self.answer()
 
     def hosts(self, body):
@@ -172,10 +176,10 @@ class TestKeptStructure(CloudTestCase):
     def test_only_trees_whose_usage_changed_are_walked_again(self):
         """What a request's walk found under each anchor is remembered
         with the structure, and walked again only for an anchor one of
-        whose providers' usage changed (candidate_search._AnchorMemo)."""
+        whose providers' usage changed (memo.AnchorMemo)."""
         # Answers not remembered whole, so that each request searches.
-        self.patch(candidate_response, 'REMEMBERED_CANDIDATES', -1)
-        walked = http.calls_of(self, candidate_search._SpreadSearch,
+        self.patch(memo, 'REMEMBERED_CANDIDATES', -1)
+        walked = http.calls_of(self, groups.SpreadSearch,
                                'providers_at')
         first = self.answer()
         self.assertEqual({self.uuids['cn1'], self.uuids['cn2']},
@@ -202,8 +206,8 @@ class TestKeptStructure(CloudTestCase):
         """A scheduler's limited request in a cloud of few trees reads
         every tree, kept, rather than choosing a window of them (however
         small a share of the cloud the window would be)."""
-        self.patch(candidate_api, 'WHOLE_READ_SHARE', float('inf'))
-        chosen = http.calls_of(self, candidate_fetch.SliceReader, '_choose')
+        self.patch(policy, 'WHOLE_READ_SHARE', float('inf'))
+        chosen = http.calls_of(self, read.SliceReader, '_choose')
         for _ in range(2):
             status, body = http.get_candidates(self.app, (1, 39),
                                                QUERY + [('limit', '1')])
@@ -231,13 +235,13 @@ class TestKeptStructure(CloudTestCase):
 
 class TestRememberedAnswers(CloudTestCase):
     """The same request under the same usage is answered as written the
-    last time, without a search (candidate_response.RememberedAnswers);
+    last time, without a search (memo.RememberedAnswers);
     any usage change, through this worker or another, is searched
     again."""
 
     def setUp(self):
         super().setUp()
-        self.searched = http.calls_of(self, candidate_search, 'search')
+        self.searched = http.calls_of(self, search, 'search')
 
     def test_answered_as_written(self):
         first = self.answer()
@@ -280,14 +284,14 @@ class TestRememberedAnswers(CloudTestCase):
         self.assertEqual(400, status, body)
 
     def test_a_large_answer_is_searched_again(self):
-        self.patch(candidate_response, 'REMEMBERED_CANDIDATES', 1)
+        self.patch(memo, 'REMEMBERED_CANDIDATES', 1)
         first = self.answer()
         self.assertEqual(first, self.answer())
         self.assertEqual(2, len(self.searched))
 
     def test_an_empty_answer_says_why_each_time(self):
         logger = self.useFixture(fixtures_lib.FakeLogger(
-            name=candidate_api.__name__, level=logging.DEBUG))
+            name=door.__name__, level=logging.DEBUG))
         for _ in range(2):
             status, body = http.get_candidates(self.app, (1, 39),
                                                [('resources', 'VCPU:9')])
@@ -301,15 +305,15 @@ class TestRememberedAnswersBounds(testtools.TestCase):
     """What a kept structure's RememberedAnswers holds: answers of the
     last usage only, as many and as many bytes as its bounds allow."""
 
-    OPTIONS = candidate_search.SearchOptions()
+    OPTIONS = cq.SearchOptions()
 
     def setUp(self):
         super().setUp()
-        self.patch(candidate_response, 'REMEMBERED_ANSWERS', 2)
-        self.patch(candidate_response, 'REMEMBERED_BYTES', 10)
-        self.answers = candidate_response.RememberedAnswers()
-        self.usage = {}
-        self.requests = [object() for _ in range(3)]
+        self.patch(memo, 'REMEMBERED_ANSWERS', 2)
+        self.patch(memo, 'REMEMBERED_BYTES', 10)
+        self.answers = memo.RememberedAnswers()
+        self.usage = 1  # the usage stamp answered under
+        self.requests = ['key 0', 'key 1', 'key 2']  # their answer keys
 
     def remember(self, index, written, usage=None):
         self.answers.remember(self.requests[index], self.OPTIONS,
@@ -339,10 +343,10 @@ class TestRememberedAnswersBounds(testtools.TestCase):
     def test_answers_under_other_usage_are_dropped(self):
         self.remember(0, b'0')
         self.assertIsNone(self.answers.recall(self.requests[0], self.OPTIONS,
-                                              dict(self.usage)))
+                                              self.usage + 1))
         self.assertEqual([], self.recalled())
         self.remember(1, b'1')
-        changed = {'changed': 1}
+        changed = self.usage + 2
         self.remember(2, b'22', usage=changed)
         self.assertEqual(2, self.answers._bytes)  # 1 went at once
         self.assertEqual((b'22', 1), self.answers.recall(
@@ -351,15 +355,15 @@ class TestRememberedAnswersBounds(testtools.TestCase):
     def test_only_for_the_options_it_was_found_with(self):
         self.remember(0, b'0')
         self.assertIsNone(self.answers.recall(
-            self.requests[0], candidate_search.SearchOptions(
+            self.requests[0], cq.SearchOptions(
                 max_candidates=1), self.usage))
         self.assertEqual([0], self.recalled())
 
     def test_never_a_random_order_nor_a_large_answer(self):
-        keeps = candidate_response.RememberedAnswers.worth_keeping
-        few = [None] * candidate_response.REMEMBERED_CANDIDATES
+        keeps = memo.RememberedAnswers.worth_keeping
+        few = [None] * memo.REMEMBERED_CANDIDATES
         self.assertTrue(keeps(self.OPTIONS, few))
-        self.assertFalse(keeps(candidate_search.SearchOptions(
+        self.assertFalse(keeps(cq.SearchOptions(
             randomize=True), few))
         self.assertFalse(keeps(self.OPTIONS, few + [None]))
 
@@ -367,7 +371,7 @@ class TestRememberedAnswersBounds(testtools.TestCase):
 class TestUsageChangesAreSeen(CloudTestCase):
     """Usage written by others while a worker keeps the structure: on
     PostgreSQL the worker reads only the totals changed since its last
-    read (candidate_fetch._read_usage), elsewhere every total."""
+    read (candidates/read.py, read_usage), elsewhere every total."""
 
     def test_a_write_committed_after_a_read_that_missed_it(self):
         """A transaction that wrote before a read and committed after it:
@@ -398,12 +402,12 @@ class TestUsageChangesAreSeen(CloudTestCase):
         stamp) tells nothing of what changed: the structure is read
         again."""
         self.answer()
-        kept = candidate_fetch._kept[self.db.engine]
+        kept = self.candidate_engine.kept
         if self.db.engine.dialect.name != 'postgresql':
             self.assertIsNone(kept.last[0])  # every total, every time
             return
-        horizon, inventories = kept.last
-        kept.last = (horizon + 10 ** 9, inventories)
+        horizon, inventories, usage = kept.last
+        kept.last = (horizon + 10 ** 9, inventories, usage)
         self.claim('cn2', {'VCPU': 4})
         self.assertEqual(['cn1'], self.hosts(self.answer()))
         self.assertEqual(2, len(self.reads))
@@ -578,12 +582,12 @@ class TestStampRow(http.AppTestCase):
         with self.db.write() as conn:
             conn.execute(tables.provider_structure.delete())
         self.addCleanup(self._restore_row)
-        candidate_fetch._kept.clear()
+        self.candidate_engine.forget()
         for _ in range(2):
             status, body = http.get_candidates(self.app, (1, 39),
                                                [('resources', 'VCPU:1')])
             self.assertEqual(200, status, body)
-            self.assertNotIn(self.db.engine, candidate_fetch._kept)
+            self.assertIsNone(self.candidate_engine.kept)
 
     def _restore_row(self):
         with self.db.write() as conn:

@@ -26,8 +26,8 @@ PACKAGE = pathlib.Path(microversion.__file__).parent
 # (1, N) literals that are not microversions, by the name they are
 # assigned to, with the reason.
 NOT_VERSIONS = {
-    '_SLOTS': 'candidate_fetch: column positions of the rows each read '
-              'returns, e.g. (1, 10) for an aggregate row',
+    '_SLOTS': 'candidates/statements.py: column positions of the rows '
+              'each read returns, e.g. (1, 10) for an aggregate row',
 }
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 

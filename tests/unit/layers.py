@@ -49,6 +49,11 @@ SERVER = (
         bars=('osc_placement.server.db', 'osc_placement.server.db.*',
               'sqlalchemy', 'sqlalchemy.*')),
     Layer('http', False, ('osc_placement.server.http_api',)),
+    # The candidate engine: above the objects whose names it checks, with
+    # SQL of its own.
+    Layer('candidates', True, (
+        'osc_placement.server.candidates',
+        'osc_placement.server.candidates.*')),
     Layer('objects', True, (
         'osc_placement.server.objects', 'osc_placement.server.objects.*')),
     Layer('schemas', True, (

@@ -5,7 +5,7 @@ the candidate search reads, usage aside, changes.
 Providers, trees, inventories, traits, aggregates and class names change
 rarely, usage on every claim: so a worker may keep the structure it
 read and, while its stamp stands, read only the usage for the next
-request (objects/candidate_fetch.py). Database triggers set a new stamp
+request (candidates/kept.py). Database triggers set a new stamp
 in every transaction that changes those rows, whoever writes
 (db/migrations/versions/1001_derived_data.py); provider generation bumps
 are not structure and leave it alone.

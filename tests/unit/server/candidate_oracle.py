@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """A deliberately naive allocation-candidate oracle.
 
-It shares nothing with candidate_search but the parsed request types. It
-takes the cloud as plain dicts, tries every anchor root, every provider for
-every suffixed group and every provider for every class of the unsuffixed
-group, and applies the rules of the spec (4.3.2) literally. Slow on purpose:
-only for small clouds.
+It shares nothing with the candidates package but the parsed request
+types. It takes the cloud as plain dicts, tries every anchor root, every
+provider for every suffixed group and every provider for every class of
+the unsuffixed group, and applies the rules of the spec (4.3.2)
+literally. Slow on purpose: only for small clouds.
 
 Cloud layout (plain data, what the hypothesis strategies generate):
     parent:    {uuid: parent uuid or None}

@@ -1,19 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""candidate_search._AnchorMemo on its own: what it remembers, when it
+"""candidates/memo.py's AnchorMemo on its own: what it remembers, when it
 forgets, and its bound. (tests/server/test_kept_structure.py checks the
 answers of a worker that uses it.)"""
 
 import testtools
 
-from osc_placement.server.objects import candidate_search as cs
+from osc_placement.server.candidates import memo as cm
+from osc_placement.server.candidates import snapshot as cn
+
+
+def using(used):
+    """A provider's inventories with ``used`` VCPU in use."""
+    return {'VCPU': cn.Inventory(8, used=used)}
 
 
 class TestAnchorMemo(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.memo = cs._AnchorMemo()
-        self.inventories = {'a': {}, 'b': {}, 'c': {}}
+        self.memo = cm.AnchorMemo()
+        self.inventories = {'a': using(0), 'b': using(0), 'c': using(0)}
 
     def walked(self, anchor, providers, candidates, inventories=None):
         return list(self.memo.recorded(
@@ -25,8 +31,11 @@ class TestAnchorMemo(testtools.TestCase):
         self.assertEqual([], self.walked('B', ['b'], None))
         self.assertEqual(('x', 'y'), self.memo.recall(self.inventories, 'A'))
         self.assertEqual((), self.memo.recall(self.inventories, 'B'))
-        # New usage of one provider gives it a new dict: walked again.
-        changed = dict(self.inventories, c={})
+        # The same usage read again is the same walk.
+        self.assertEqual(('x', 'y'), self.memo.recall(
+            dict(self.inventories, c=using(0)), 'A'))
+        # New usage of one provider: walked again.
+        changed = dict(self.inventories, c=using(1))
         self.assertIsNone(self.memo.recall(changed, 'A'))
         self.assertEqual((), self.memo.recall(changed, 'B'))
 
@@ -38,12 +47,12 @@ class TestAnchorMemo(testtools.TestCase):
         self.assertIsNone(self.memo.recall(self.inventories, 'A'))
 
     def test_bounded_and_stale_entries_make_room(self):
-        self.patch(cs, '_REMEMBERED_SIZE', 5)
+        self.patch(cm, '_REMEMBERED_SIZE', 5)
         self.walked('A', ['a'], ['x', 'y'])  # 1 entry + 2 candidates
         self.walked('B', ['b'], ['z'])
         self.assertEqual(['w'], self.walked('C', ['c'], ['w']))  # full
         self.assertIsNone(self.memo.recall(self.inventories, 'C'))
-        changed = dict(self.inventories, a={})
+        changed = dict(self.inventories, a=using(1))
         self.assertIsNone(self.memo.recall(changed, 'A'))  # forgotten
         self.walked('C', ['c'], ['w'], changed)
         self.assertEqual(('w',), self.memo.recall(changed, 'C'))
@@ -54,8 +63,8 @@ class TestAnchorMemo(testtools.TestCase):
 class TestRememberedWalks(testtools.TestCase):
 
     def test_the_least_recently_asked_request_is_forgotten_first(self):
-        self.patch(cs, '_REMEMBERED_REQUESTS', 3)
-        walks = cs.RememberedWalks()
+        self.patch(cm, '_REMEMBERED_REQUESTS', 3)
+        walks = cm.RememberedWalks()
         first = walks.memo('a')
         walks.memo('b')
         walks.memo('c')

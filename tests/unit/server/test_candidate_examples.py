@@ -7,9 +7,11 @@ import uuid as uuid_lib
 import orjson
 import testtools
 
+from osc_placement.server.candidates import body as cb
+from osc_placement.server.candidates import request as cq
+from osc_placement.server.candidates import search as cs
+from osc_placement.server.candidates import snapshot as cn
 from osc_placement.server import json_encoding
-from osc_placement.server.objects import candidate_response as cr
-from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.schemas import request_groups as rg
 
 
@@ -17,12 +19,12 @@ def sent_body(result, request, snap):
     """The candidates' body as a client receives it: parts of it are
     JSON already (orjson.Fragment), which only the encoding shows."""
     return orjson.loads(json_encoding.json_bytes(
-        cr.allocation_candidates_body(result, request, snap)))
+        cb.allocation_candidates_body(result, request, snap)))
 
 
 AGG_A = 'aaaaaaaa-0000-4000-8000-00000000000a'
 AGG_B = 'aaaaaaaa-0000-4000-8000-00000000000b'
-SHARES = cs.SHARING_TRAIT
+SHARES = cn.SHARING_TRAIT
 
 
 def uid(name):
@@ -45,7 +47,7 @@ class CloudBuilder:
                                root))
         for rc, spec in (inv or {}).items():
             if isinstance(spec, int):
-                spec = cs.Inventory(total=spec)
+                spec = cn.Inventory(total=spec)
             fields = (spec.total, spec.reserved, spec.min_unit, spec.max_unit,
                       spec.step_size, spec.allocation_ratio,
                       (used or {}).get(rc, 0))
@@ -55,13 +57,13 @@ class CloudBuilder:
         return self
 
     def snapshot(self):
-        return cs.Snapshot.from_rows(self.providers, self.invs, self.traits,
+        return cn.Snapshot.from_rows(self.providers, self.invs, self.traits,
                                      self.aggs)
 
 
 def run(snap, pairs, version=(1, 39), **options):
     request = rg.parse_candidate_request(pairs, version)
-    return cs.search(snap, request, cs.SearchOptions(**options)), request
+    return cs.search(snap, request, cq.SearchOptions(**options)), request
 
 
 def named(result):
@@ -273,7 +275,7 @@ class TestNumaWithPfs(testtools.TestCase):
 
 
 def two_pfs(total=2, max_unit=None):
-    inv = cs.Inventory(total=total, max_unit=max_unit or total)
+    inv = cn.Inventory(total=total, max_unit=max_unit or total)
     return (CloudBuilder()
             .add('cn', inv={'VCPU': 4})
             .add('pf0', parent='cn', inv={'SRIOV_NET_VF': inv})
@@ -313,7 +315,7 @@ class TestGranular(testtools.TestCase):
 
     def test_three_groups_one_provider(self):
         snap = (CloudBuilder()
-                .add('gpu', inv={'VGPU': cs.Inventory(total=4, max_unit=3)})
+                .add('gpu', inv={'VGPU': cn.Inventory(total=4, max_unit=3)})
                 .snapshot())
         pairs = [('resources', 'VGPU:1'), ('resources1', 'VGPU:1'),
                  ('resources2', 'VGPU:1'), ('group_policy', 'none')]
@@ -327,7 +329,7 @@ class TestGranular(testtools.TestCase):
         self.assertEqual([], result.candidates)
 
     def test_capacity_uses_reserved_ratio_and_usage(self):
-        inv = cs.Inventory(total=10, reserved=2, allocation_ratio=1.5)
+        inv = cn.Inventory(total=10, reserved=2, allocation_ratio=1.5)
         snap = (CloudBuilder()
                 .add('cn', inv={'VCPU': inv}, used={'VCPU': 10})
                 .snapshot())
@@ -337,7 +339,7 @@ class TestGranular(testtools.TestCase):
                          .candidates)
 
     def test_min_unit_and_step_size(self):
-        inv = cs.Inventory(total=100, min_unit=10, step_size=5)
+        inv = cn.Inventory(total=100, min_unit=10, step_size=5)
         snap = CloudBuilder().add('cn', inv={'DISK_GB': inv}).snapshot()
         for amount, count in [(5, 0), (10, 1), (12, 0), (15, 1)]:
             result, _ = run(snap, [('resources', 'DISK_GB:%d' % amount)])
@@ -429,13 +431,13 @@ class TestOptions(testtools.TestCase):
 
     def test_breadth_first_alternates_anchors(self):
         result, _ = run(two_hosts(), self.pairs, max_candidates=2,
-                        strategy=cs.BREADTH_FIRST)
+                        strategy=cq.BREADTH_FIRST)
         self.assertEqual({uid('cn1'), uid('cn2')},
                          set(self.anchors_of(result)))
 
     def test_depth_first_cap_stays_in_one_tree(self):
         result, _ = run(two_hosts(), self.pairs, max_candidates=1,
-                        strategy=cs.DEPTH_FIRST)
+                        strategy=cq.DEPTH_FIRST)
         self.assertEqual(1, len(set(self.anchors_of(result))))
 
     def test_max_zero_still_yields_one(self):
@@ -476,7 +478,7 @@ class TestSnapshotNeeds(testtools.TestCase):
              ('required1', 'in:CUSTOM_A,CUSTOM_B'), ('member_of', AGG_A),
              ('in_tree1', uid('cn1')), ('required2', 'CUSTOM_C'),
              ('same_subtree', '1,2'), ('group_policy', 'none')], (1, 39))
-        needs = cs.snapshot_needs(request)
+        needs = cq.snapshot_needs(request)
         self.assertEqual({'VCPU': 1, 'DISK_GB': 10}, needs.min_amounts)
         self.assertEqual({'CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C', SHARES},
                          set(needs.traits))
@@ -558,7 +560,7 @@ class TestResponse(testtools.TestCase):
 class TestSnapshotRows(testtools.TestCase):
 
     def test_root_without_root_uuid_is_its_own_root(self):
-        snap = cs.Snapshot.from_rows(
+        snap = cn.Snapshot.from_rows(
             [('r', 'r', 0, None, None), ('c', 'c', 0, 'r', 'r')],
             [('c', 'VCPU', 4, 0, 1, 4, 1, 1.0, 0)])
         request = rg.parse_candidate_request([('resources', 'VCPU:1')],

@@ -8,7 +8,8 @@ allocation-candidates-mappings-sharing.yaml); the layout is the fixture's.
 
 import testtools
 
-from osc_placement.server.objects import candidate_search as cs
+from osc_placement.server.candidates import search as cs
+from osc_placement.server.candidates import snapshot as cns
 from osc_placement.server.schemas import request_groups as rg
 from tests.unit.server.test_candidate_examples import CloudBuilder
 from tests.unit.server.test_candidate_examples import sent_body
@@ -17,7 +18,7 @@ from tests.unit.server.test_candidate_examples import uid
 AGG_A = 'aaaaaaaa-0000-4000-8000-0000000000a1'
 AGG_B = 'aaaaaaaa-0000-4000-8000-0000000000b1'
 AGG_C = 'aaaaaaaa-0000-4000-8000-0000000000c1'
-SHARES = cs.SHARING_TRAIT
+SHARES = cns.SHARING_TRAIT
 NAMES = ['cn_left', 'cn_middle', 'cn_right', 'shr_disk_1', 'shr_disk_2',
          'shr_net']
 
@@ -37,7 +38,7 @@ def granular_fixture():
                          'HW_CPU_X86_SSE', 'HW_NIC_ACCEL_TLS'])
             .add('cn_right', aggs=[AGG_B, AGG_C],
                  inv={'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 500,
-                      'VGPU': cs.Inventory(total=8, max_unit=2)},
+                      'VGPU': cns.Inventory(total=8, max_unit=2)},
                  traits=['HW_CPU_X86_MMX', 'HW_GPU_API_DXVA',
                          'CUSTOM_DISK_SSD'])
             .add('shr_disk_1', aggs=[AGG_A], inv={'DISK_GB': 1000},
@@ -291,11 +292,11 @@ def numa_network_fixture():
     builder.add('ss1', aggs=[AGG_A], inv={'DISK_GB': 2000}, traits=[SHARES])
     builder.add('cn1', aggs=[AGG_A], traits=['COMPUTE_VOLUME_MULTI_ATTACH'])
     builder.add('numa0', parent='cn1', traits=['HW_NUMA_ROOT'],
-                inv={'VCPU': 4, 'MEMORY_MB': cs.Inventory(
+                inv={'VCPU': 4, 'MEMORY_MB': cns.Inventory(
                     total=2048, min_unit=512, step_size=256)},
                 used={'VCPU': 2})
     builder.add('numa1', parent='cn1', traits=['HW_NUMA_ROOT', 'CUSTOM_FOO'],
-                inv={'VCPU': 4, 'MEMORY_MB': cs.Inventory(
+                inv={'VCPU': 4, 'MEMORY_MB': cns.Inventory(
                     total=2048, min_unit=256, max_unit=1024)})
     builder.add('fpga0', parent='numa0', inv={'CUSTOM_FPGA': 1})
     builder.add('pgpu0', parent='numa0', inv={'VGPU': 8})
@@ -311,7 +312,7 @@ def numa_network_fixture():
     builder.add('br_int', parent='ovs_agent', traits=['CUSTOM_PHYSNET0'],
                 inv={'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
     builder.add('cn2', aggs=[AGG_A], traits=['CUSTOM_FOO'], used={'VCPU': 3},
-                inv={'VCPU': 8, 'DISK_GB': 1000, 'MEMORY_MB': cs.Inventory(
+                inv={'VCPU': 8, 'DISK_GB': 1000, 'MEMORY_MB': cns.Inventory(
                     total=2048, min_unit=1024, step_size=128)})
     for i in (1, 2, 3):
         builder.add('nic%d' % i, parent='cn2', traits=['CUSTOM_HW_NIC_ROOT'])
@@ -462,17 +463,17 @@ def shared_storage_fixture():
     computes (cn2 with local disk), one sharing disk, NUMA nodes with PFs."""
     builder = CloudBuilder()
     for cn in ('cn1', 'cn2'):
-        inv = {'VCPU': cs.Inventory(total=24, allocation_ratio=16.0),
-               'MEMORY_MB': cs.Inventory(total=128 * 1024,
-                                         allocation_ratio=1.5)}
+        inv = {'VCPU': cns.Inventory(total=24, allocation_ratio=16.0),
+               'MEMORY_MB': cns.Inventory(total=128 * 1024,
+                                          allocation_ratio=1.5)}
         traits = []
         if cn == 'cn2':
-            inv['DISK_GB'] = cs.Inventory(total=2000, reserved=100)
+            inv['DISK_GB'] = cns.Inventory(total=2000, reserved=100)
         else:
             traits = ['HW_CPU_X86_SSE', 'HW_CPU_X86_SSE2']
         builder.add(cn, aggs=[AGG_A], inv=inv, traits=traits)
     builder.add('ss', aggs=[AGG_A], traits=[SHARES],
-                inv={'DISK_GB': cs.Inventory(total=2000, reserved=100)})
+                inv={'DISK_GB': cns.Inventory(total=2000, reserved=100)})
     for n in (1, 2):
         for m in (1, 2):
             numa = 'numa%d_%d' % (n, m)
@@ -647,8 +648,8 @@ class TestRootRequiredGabbits(testtools.TestCase):
 
 
 def numa_aggregate_fixture():
-    disk = cs.Inventory(total=2000, reserved=100)
-    vcpu = cs.Inventory(total=24, allocation_ratio=16.0)
+    disk = cns.Inventory(total=2000, reserved=100)
+    vcpu = cns.Inventory(total=24, allocation_ratio=16.0)
     return (CloudBuilder()
             .add('cn1', aggs=[AGG_A])
             .add('cn2', aggs=[AGG_A, AGG_B])

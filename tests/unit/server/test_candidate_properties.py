@@ -27,8 +27,10 @@ import hypothesis
 from hypothesis import strategies as st
 import testtools
 
+from osc_placement.server.candidates import request as cq
+from osc_placement.server.candidates import search as cs
+from osc_placement.server.candidates import snapshot as cn
 from osc_placement.server import errors
-from osc_placement.server.objects import candidate_search as cs
 from osc_placement.server.schemas import allocation_candidate as ac_schema
 from osc_placement.server.schemas import request_groups as rg
 from tests.unit.server import candidate_oracle
@@ -76,7 +78,7 @@ PICK = st.integers(0, 6)  # an index into a list of at most 7 providers
 MEMBER_COUNT = st.sampled_from([1, 1, 2])
 ONE_IN_FOUR = st.integers(0, 3)
 AMOUNT = st.sampled_from([1, 1, 2, 3])
-TRAIT_NAMES = st.lists(st.sampled_from(TRAITS + [cs.SHARING_TRAIT]),
+TRAIT_NAMES = st.lists(st.sampled_from(TRAITS + [cn.SHARING_TRAIT]),
                        min_size=1, max_size=2, unique=True)
 TRAIT_KIND = st.sampled_from(['plain', 'plain', 'forbidden', 'any'])
 AGG_NAMES = st.lists(st.sampled_from(AGGS), min_size=1, max_size=2,
@@ -153,7 +155,7 @@ def clouds(draw, roots_first=False, member_of=False, traits=False):
                       for rc in classes}
         held[uuid] = set() if traits else set(draw(PROVIDER_TRAITS))
         if draw(ONE_IN_FOUR) == 0:
-            held[uuid].add(cs.SHARING_TRAIT)
+            held[uuid].add(cn.SHARING_TRAIT)
     cloud = candidate_oracle.Cloud(parent, inventory, used, held,
                                    {uuid: set() for uuid in parent})
     # The aggregates gather around one tree, often the largest (children
@@ -200,7 +202,7 @@ def aggregate_members(draw, cloud, focus, place):
         server = pick(outside or [u for u in providers if u not in tree])
         if server is None:
             return set()
-        cloud.traits[server].add(cs.SHARING_TRAIT)
+        cloud.traits[server].add(cn.SHARING_TRAIT)
         return {server, pick(tree)}
     if place == 'root':
         return {focus}
@@ -270,7 +272,7 @@ def link_to_tree(draw, cloud, focus, server, avoid=None):
     tree = [u for u in cloud.providers if cloud.root(u) == focus]
     aggs = [a for a in AGGS if a != avoid]
     agg = aggs[draw(PICK) % len(aggs)]
-    cloud.traits[server].add(cs.SHARING_TRAIT)
+    cloud.traits[server].add(cn.SHARING_TRAIT)
     cloud.aggs[server].add(agg)
     cloud.aggs[tree[draw(PICK) % len(tree)]].add(agg)
 
@@ -287,7 +289,7 @@ def snapshot_of(cloud, keep=None, anchors=None):
               for t in names]
     aggs = [(u, a) for u, uuids in cloud.aggs.items() if u in keep
             for a in uuids]
-    return cs.Snapshot.from_rows(providers, invs, traits, aggs, anchors)
+    return cn.Snapshot.from_rows(providers, invs, traits, aggs, anchors)
 
 
 def sql_slice(cloud, needs):
@@ -606,7 +608,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
 
     @SETTINGS
     @hypothesis.given(cloud_and_request(), st.integers(1, 5),
-                      st.sampled_from([cs.DEPTH_FIRST, cs.BREADTH_FIRST]),
+                      st.sampled_from([cq.DEPTH_FIRST, cq.BREADTH_FIRST]),
                       st.booleans(), st.integers(0, 2 ** 16))
     def test_limited_answer_is_right_sized_subset(self, case, limit,
                                                   strategy, randomize, seed):
@@ -614,7 +616,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
         expected, _ = candidate_oracle.oracle(cloud, request)
         request = rg.dataclasses.replace(request, limit=limit)
         snap = snapshot_of(cloud)
-        options = cs.SearchOptions(strategy=strategy, randomize=randomize,
+        options = cq.SearchOptions(strategy=strategy, randomize=randomize,
                                    rng=random.Random(seed))
         result = cs.search(snap, request, options)
         got = keys_of(result)
@@ -629,8 +631,8 @@ class TestSearchMatchesOracle(testtools.TestCase):
     def test_max_candidates_caps_generation(self, case, cap):
         cloud, request = case
         expected, _ = candidate_oracle.oracle(cloud, request)
-        options = cs.SearchOptions(max_candidates=cap,
-                                   strategy=cs.BREADTH_FIRST)
+        options = cq.SearchOptions(max_candidates=cap,
+                                   strategy=cq.BREADTH_FIRST)
         result = cs.search(snapshot_of(cloud), request, options)
         wanted = len(expected) if cap < 0 else min(max(cap, 1),
                                                    len(expected))
@@ -642,7 +644,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
     def test_slice_gives_the_same_answer(self, case):
         cloud, request = case
         full = cs.search(snapshot_of(cloud), request)
-        part = cs.search(sql_slice(cloud, cs.snapshot_needs(request)),
+        part = cs.search(sql_slice(cloud, cq.snapshot_needs(request)),
                          request)
         self.assertEqual(keys_of(full), keys_of(part))
         self.assertEqual(full.summary_providers, part.summary_providers)
@@ -657,7 +659,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
         self.test_full_answer_equals_oracle.hypothesis.inner_test(
             self, case, one_by_one)
         cloud, request = case
-        wanted = cs.snapshot_needs(request).tree_aggregates
+        wanted = cq.snapshot_needs(request).tree_aggregates
         if wanted is not None:
             for anchor, keys in candidate_oracle.oracle_by_anchor(
                     cloud, request).items():
@@ -678,7 +680,7 @@ class TestSearchMatchesOracle(testtools.TestCase):
         self.test_full_answer_equals_oracle.hypothesis.inner_test(
             self, case, one_by_one)
         cloud, request = case
-        needs = cs.snapshot_needs(request)
+        needs = cq.snapshot_needs(request)
         narrowings = [(wanted, held) for wanted, held in (
             (needs.tree_traits, cloud.traits),
             (needs.tree_aggregates, cloud.aggs)) if wanted is not None]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""candidate_search.with_replaced and ReplacedInventories on their own:
+"""snapshot.with_replaced and ReplacedInventories on their own:
 a kept structure's inventories after usage changes, as a new dict or as
 the providers replaced over a shared one. (tests/server's
 test_candidate_api.py checks the answers of a worker that uses them
@@ -7,7 +7,7 @@ against the oracle.)"""
 
 import testtools
 
-from osc_placement.server.objects import candidate_search as cs
+from osc_placement.server.candidates import snapshot as cn
 
 
 def inventories(count):
@@ -19,18 +19,18 @@ class TestWithReplaced(testtools.TestCase):
 
     def test_small_clouds_get_a_new_dict(self):
         base = inventories(100)
-        got = cs.with_replaced(base, {'p3': {'VCPU': 0}})
+        got = cn.with_replaced(base, {'p3': {'VCPU': 0}})
         self.assertIs(dict, type(got))
         self.assertEqual(dict(base, p3={'VCPU': 0}), got)
         self.assertEqual({'VCPU': 3}, base['p3'])
 
     def test_large_clouds_keep_the_replaced_apart(self):
-        self.patch(cs, 'REPLACED_APART_FROM', 100)
+        self.patch(cn, 'REPLACED_APART_FROM', 100)
         base = inventories(100)
-        first = cs.with_replaced(base, {'p3': {'VCPU': 0}})
-        self.assertIsInstance(first, cs.ReplacedInventories)
+        first = cn.with_replaced(base, {'p3': {'VCPU': 0}})
+        self.assertIsInstance(first, cn.ReplacedInventories)
         self.assertIs(base, first.base)
-        second = cs.with_replaced(first, {'p5': {'VCPU': 0},
+        second = cn.with_replaced(first, {'p5': {'VCPU': 0},
                                           'p3': {'VCPU': 1}})
         # The earlier mappings are as they were: requests still hold them.
         self.assertEqual({'VCPU': 3}, base['p3'])
@@ -41,13 +41,13 @@ class TestWithReplaced(testtools.TestCase):
                          dict(second))
 
     def test_written_whole_again_past_the_square_root(self):
-        self.patch(cs, 'REPLACED_APART_FROM', 100)
+        self.patch(cn, 'REPLACED_APART_FROM', 100)
         base = inventories(100)
         # Up to sqrt(4 * 100) = 20 replaced are kept apart.
-        apart = cs.with_replaced(base, {'p%d' % n: {'VCPU': 0}
+        apart = cn.with_replaced(base, {'p%d' % n: {'VCPU': 0}
                                         for n in range(20)})
-        self.assertIsInstance(apart, cs.ReplacedInventories)
-        whole = cs.with_replaced(apart, {'p20': {'VCPU': 0}})
+        self.assertIsInstance(apart, cn.ReplacedInventories)
+        whole = cn.with_replaced(apart, {'p20': {'VCPU': 0}})
         self.assertIs(dict, type(whole))
         self.assertEqual(
             dict(base, **{'p%d' % n: {'VCPU': 0} for n in range(21)}), whole)
@@ -59,7 +59,7 @@ class TestReplacedInventories(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.base = inventories(4)
-        self.mapping = cs.ReplacedInventories(self.base,
+        self.mapping = cn.ReplacedInventories(self.base,
                                               {'p1': {'VCPU': 9}})
 
     def test_the_replaced_over_the_rest(self):

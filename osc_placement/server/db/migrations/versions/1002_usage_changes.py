@@ -1,13 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Which usage totals changed since a worker last read them (PostgreSQL).
 
-A worker keeping the cloud's structure (objects/candidate_fetch.py)
-still needs each request's usage, and every total is a read that grows
-with the cloud. ``usage_totals.changed``, set by the triggers to the
-last changing transaction's id (``pg_current_xact_id()``, never wraps)
-and indexed, lets it read only the totals changed since. MySQL and
-SQLite have no such id: the column stays 0 and they read every total.
-Each step can run again, as 1001's.
+A worker keeping the cloud's structure (candidates/kept.py) still needs
+each request's usage. ``usage_totals.changed``, set by the triggers to
+the last changing transaction's id (``pg_current_xact_id()``) and
+indexed, lets it read only the totals changed since; MySQL and SQLite
+leave it 0 and read every total. Each step can run again, as 1001's.
 
 Revision ID: 1002_usage_changes
 Revises: 1001_derived_data

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a request needs, worked out from the parsed request alone: the
+slice of the database to read (SliceSpec), the search options, and the
+hashable keys the memos keep their entries under.
+"""
+
+import dataclasses
+import random
+
+from osc_placement.server.candidates import snapshot
+
+SHARING_TRAIT = snapshot.SHARING_TRAIT
+DEPTH_FIRST = 'depth-first'
+BREADTH_FIRST = 'breadth-first'
+
+
+@dataclasses.dataclass(frozen=True)
+class SliceSpec:
+    """What a request can possibly use: the slice the SQL reads, in a
+    few set-based statements, none per provider. Seeds: per class of
+    ``min_amounts``, providers with room for that amount (the search
+    checks the rest, so a superset will do); with
+    ``positive_filter_providers``, those with a trait or aggregate named.
+    Then the sharing seeds' anchor roots (upstream's
+    anchors_for_sharing_providers) and the ``in_tree`` roots, and every
+    provider of those trees, whole: summaries show whole trees.
+    ``tree_aggregates`` and ``tree_traits`` may narrow the trees, and a
+    tree without room for some class, itself or through a sharing
+    provider, may be left out. test_candidate_properties.py checks that
+    such a slice answers as the whole cloud does."""
+
+    min_amounts: dict
+    traits: frozenset
+    aggregates: frozenset
+    in_tree: frozenset
+    positive_filter_providers: bool
+    tree_aggregates: frozenset = None
+    tree_traits: frozenset = None
+
+
+def snapshot_needs(request):
+    """The slice of the database ``request`` (a CandidateRequest) needs."""
+    min_amounts = {}
+    for group in request.groups:
+        for rc, amount in group.resources.items():
+            min_amounts[rc] = min(amount, min_amounts.get(rc, amount))
+    traits = set(request.trait_names()) | {SHARING_TRAIT}
+    aggregates = set()
+    for group in request.groups:
+        aggregates |= group.aggregate_uuids()
+    return SliceSpec(
+        min_amounts=min_amounts,
+        traits=frozenset(traits),
+        aggregates=frozenset(aggregates),
+        in_tree=frozenset(g.in_tree for g in request.groups if g.in_tree),
+        positive_filter_providers=any(not g.resources
+                                      for g in request.groups),
+        tree_aggregates=tree_aggregates(request),
+        tree_traits=tree_traits(request))
+
+
+def tree_aggregates(request):
+    """The smallest any-of set of aggregates named by some member_of, or
+    None.
+
+    Every candidate meets every group's member_of: each any-of set is met
+    by a provider of the group (a sharing one serving the anchor tree,
+    or one of the tree) or, for the unsuffixed group, by the anchor root.
+    So the anchor tree, or a sharing provider serving it, is in one of
+    the set's aggregates -- a filter the SQL can apply while choosing the
+    trees, instead of reading every tree with room and dropping most."""
+    sets = [any_of for group in request.groups for any_of in group.member_of]
+    return min(sets, key=len) if sets else None
+
+
+def tree_traits(request):
+    """The smallest any-of set of required traits of a group with
+    resources, or None.
+
+    Such a group's providers (one for a suffixed group; for the unsuffixed
+    group, those supplying its classes, collectively) have a trait of each
+    of its any-of sets, and they belong to the anchor tree or are sharing
+    providers serving it. A scheduler's required trait held by half the
+    hosts thus halves the trees read. (A resourceless group is left out:
+    what it may match is decided elsewhere.)"""
+    sets = [any_of for group in request.groups if group.resources
+            for any_of in group.required_traits]
+    return min(sets, key=len) if sets else None
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """Request-independent knobs ([placement] config options)."""
+
+    max_candidates: int = -1  # max_allocation_candidates; -1 = unlimited
+    strategy: str = DEPTH_FIRST  # allocation_candidates_generation_strategy
+    randomize: bool = False  # randomize_allocation_candidates
+    rng: random.Random = None
+
+    @classmethod
+    def from_conf(cls, placement_conf):
+        """The options of the [placement] section ``placement_conf``."""
+        return cls(
+            max_candidates=placement_conf.max_allocation_candidates,
+            strategy=placement_conf.allocation_candidates_generation_strategy,
+            randomize=placement_conf.randomize_allocation_candidates)
+
+
+def shape_key(request):
+    """What the viable anchors of a request depend on (viable.py):
+    its groups without their amounts."""
+    return (request.group_policy, tuple(
+        (group.suffix, tuple(sorted(group.resources)),
+         group.required_traits, group.forbidden_traits, group.member_of,
+         group.forbidden_aggs, group.in_tree)
+        for group in request.groups))
+
+
+def walk_key(request):
+    """What the walks of a request find depends on (memo.AnchorMemo):
+    everything but its limit."""
+    return (
+        shape_key(request), request.version, request.root_required,
+        request.root_forbidden, request.same_subtrees,
+        # In the query's order, which the candidates' bodies keep.
+        tuple(tuple(group.resources.items()) for group in request.groups))
+
+
+def answer_key(request):
+    """Everything the answer to a request depends on, hashable: equal
+    keys, equal requests (memo.RememberedAnswers)."""
+    return walk_key(request), request.limit
+
+
+def spread_classes(request):
+    """((class, amount), ...) sorted by class if the request is one
+    unsuffixed group with resources and nothing to check between its
+    choices, else None.
+
+    Such a request's candidates under an anchor are every combination of
+    one provider per class (see combiner.Combiner; its required
+    traits are a test of the providers a combination names), so the
+    search can enumerate them as tuples of providers with
+    itertools.product, in C, and build a body only for those returned:
+    the scheduler's common request without per-combination Python."""
+    if len(request.groups) != 1 or request.same_subtrees:
+        return None
+    group = request.groups[0]
+    if (group.use_same_provider or not group.resources
+            or not request.nested_aware):
+        return None
+    return tuple(sorted(group.resources.items()))
+
+
+def stop_after(request, options):
+    """How many distinct candidates to generate before stopping."""
+    caps = []
+    if options.max_candidates >= 0:
+        # Upstream checks the cap after adding, so 0 still yields one.
+        caps.append(max(options.max_candidates, 1))
+    if request.limit is not None and not options.randomize:
+        # A random sample must come from the whole set; the first N need
+        # only N.
+        caps.append(request.limit)
+    return min(caps) if caps else None
