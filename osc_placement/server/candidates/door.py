@@ -63,7 +63,7 @@ def answer(engine, request, conn, options=request_mod.SearchOptions()):
     wanted = request_mod.stop_after(request, options)
     whole = policy.every_tree(reader, wanted)
     snap, memory = (None, None) if whole is None else whole
-    key = None if memory is None else request_mod.answer_key(request)
+    key = None if memory is None else request.answer_key
     if memory is not None:
         found = memory.answers.recall(key, options, snap.usage_stamp)
         if found is not None:

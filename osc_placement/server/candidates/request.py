@@ -106,32 +106,6 @@ class SearchOptions:
             randomize=placement_conf.randomize_allocation_candidates)
 
 
-def shape_key(request):
-    """What the viable anchors of a request depend on (viable.py):
-    its groups without their amounts."""
-    return (request.group_policy, tuple(
-        (group.suffix, tuple(sorted(group.resources)),
-         group.required_traits, group.forbidden_traits, group.member_of,
-         group.forbidden_aggs, group.in_tree)
-        for group in request.groups))
-
-
-def walk_key(request):
-    """What the walks of a request find depends on (memo.AnchorMemo):
-    everything but its limit."""
-    return (
-        shape_key(request), request.version, request.root_required,
-        request.root_forbidden, request.same_subtrees,
-        # In the query's order, which the candidates' bodies keep.
-        tuple(tuple(group.resources.items()) for group in request.groups))
-
-
-def answer_key(request):
-    """Everything the answer to a request depends on, hashable: equal
-    keys, equal requests (memo.RememberedAnswers)."""
-    return walk_key(request), request.limit
-
-
 def spread_classes(request):
     """((class, amount), ...) sorted by class if the request is one
     unsuffixed group with resources and nothing to check between its

@@ -174,7 +174,7 @@ def search(snap, request, options=request_mod.SearchOptions(), memory=None):
     """
     index = index_mod.TreeIndex.of(snap, memory)
     memo = (None if memory is None
-            else memory.walks.memo(request_mod.walk_key(request)))
+            else memory.walks.memo(request.walk_key))
     candidates = _collect(
         _all_walks(snap, request, options.strategy, index, memo),
         request_mod.stop_after(request, options))

@@ -25,7 +25,7 @@ def viable_anchors(snap, request, index):
     request shape in ``index``, and worked out only as far as the walks
     go (ViableAnchors): a limited request after a structure change does
     not wait for anchors it never reaches."""
-    key = request_mod.shape_key(request)
+    key = request.shape_key
     viable = index.viable.get(key)
     if viable is None:
         if len(index.viable) >= _VIABLE_SHAPES:

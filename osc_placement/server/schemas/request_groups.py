@@ -121,6 +121,33 @@ class CandidateRequest:
                 rank.setdefault(name, len(rank))
         return rank
 
+    # The candidate engine's memos (candidates/memo.py, viable.py) are
+    # keyed by these, worked out once per request: the handler's memo of
+    # parsed queries hands the same request out again.
+    @functools.cached_property
+    def shape_key(self):
+        """What the viable anchors depend on: the groups without their
+        amounts."""
+        return (self.group_policy, tuple(
+            (group.suffix, tuple(sorted(group.resources)),
+             group.required_traits, group.forbidden_traits, group.member_of,
+             group.forbidden_aggs, group.in_tree)
+            for group in self.groups))
+
+    @functools.cached_property
+    def walk_key(self):
+        """What the walks find depends on: everything but the limit."""
+        return (
+            self.shape_key, self.version, self.root_required,
+            self.root_forbidden, self.same_subtrees,
+            # In the query's order, which the candidates' bodies keep.
+            tuple(tuple(group.resources.items()) for group in self.groups))
+
+    @functools.cached_property
+    def answer_key(self):
+        """Everything the answer depends on: equal keys, equal answers."""
+        return self.walk_key, self.limit
+
     @functools.cached_property
     def suffix_rank(self):
         """{suffix: its place in an answer's mappings}: the order the
