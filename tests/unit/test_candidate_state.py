@@ -78,8 +78,36 @@ def _state_assignments(tree):
             yield node.lineno, 'mutable state at module or class level'
 
 
+def _shortcuts_of_equality(tree):
+    """The identity comparisons written as a shortcut of the equality
+    beside them, ``a is b or a == b`` (``a is not b and a != b``): the
+    equality decides, identity only answers first when it can."""
+    pairs = {ast.Or: (ast.Is, ast.Eq), ast.And: (ast.IsNot, ast.NotEq)}
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.BoolOp):
+            continue
+        identity, equality = pairs[type(node.op)]
+        for first, second in zip(node.values, node.values[1:]):
+            if (_comparison(first, identity) is not None
+                    and _comparison(first, identity)
+                    == _comparison(second, equality)):
+                found.add(first)
+    return found
+
+
+def _comparison(node, op):
+    """The two operands of ``node`` (as text) if it is one comparison by
+    ``op``, else None."""
+    if (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], op)):
+        return ast.dump(node.left), ast.dump(node.comparators[0])
+    return None
+
+
 def _identity_uses(tree):
     allowed = _sentinels(tree)
+    shortcuts = _shortcuts_of_equality(tree)
 
     def plain(operand):
         return ((isinstance(operand, ast.Constant)
@@ -93,7 +121,7 @@ def _identity_uses(tree):
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
               and node.func.id == 'id'):
             yield node.lineno, 'id()'
-        elif isinstance(node, ast.Compare):
+        elif isinstance(node, ast.Compare) and node not in shortcuts:
             operands = [node.left] + node.comparators
             for i, op in enumerate(node.ops):
                 if (isinstance(op, (ast.Is, ast.IsNot))
@@ -137,6 +165,8 @@ class TestNoStateInThePackage(testtools.TestCase):
                 global _CACHE
                 _CACHE[id(value)] = value
                 return value is _CACHE or value is not _SEEN
+            def same(a, b):
+                return a is b or a == c
             ''')
         self.assertEqual(
             [(5, 'mutable state at module or class level'),
@@ -148,7 +178,8 @@ class TestNoStateInThePackage(testtools.TestCase):
              (13, 'a global statement'),
              (14, 'id()'),
              (15, 'an identity comparison'),
-             (15, 'an identity comparison')],
+             (15, 'an identity comparison'),
+             (17, 'an identity comparison')],
             defects(source))
 
     def test_what_is_allowed_passes(self):
@@ -168,5 +199,9 @@ class TestNoStateInThePackage(testtools.TestCase):
                     if found is False or found is None:
                         return default
                     return found if default is MISSING else default
+            def same(a, b):
+                return a is b or a == b
+            def differ(a, b):
+                return a is not b and a != b
             ''')
         self.assertEqual([], defects(source))

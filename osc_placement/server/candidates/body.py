@@ -16,6 +16,8 @@ Answered from a kept structure, parts are written ahead and remembered
 
 import orjson
 
+from osc_placement.server.candidates import snapshot as snapshot_mod
+
 
 def allocation_candidates_body(result, request, snap, memory=None):
     """``result`` from search.search, ``request`` the parsed
@@ -162,7 +164,7 @@ def _same_tree_part(entry, providers, inventories):
     if written_for != providers:
         return False
     for uuid, mine in zip(providers, written_with):
-        if inventories.get(uuid) != mine:
+        if not snapshot_mod.same_inventories(mine, inventories.get(uuid)):
             return False
     return True
 

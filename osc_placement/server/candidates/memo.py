@@ -11,6 +11,8 @@ A kept structure's memory (KeptMemory) lives as long as the structure
 import collections
 import threading
 
+from osc_placement.server.candidates import snapshot as snapshot_mod
+
 # The most requests (amounts included) whose walks a kept structure
 # remembers (the least recently asked forgotten first), and for one of
 # them the most anchors plus candidates: a scheduler sends a few flavors
@@ -94,7 +96,8 @@ class AnchorMemo:
             return None
         providers, held, candidates = entry
         for uuid, mine in zip(providers, held):
-            if inventories.get(uuid) != mine:
+            if not snapshot_mod.same_inventories(mine,
+                                                 inventories.get(uuid)):
                 self._forget(anchor, entry)
                 return None
         return candidates

@@ -157,6 +157,13 @@ def with_replaced(inventories, changed):
     return ReplacedInventories(base, replaced)
 
 
+def same_inventories(held, now):
+    """Whether a provider's inventories ``now`` are those a memo ``held``:
+    equal by value. A kept structure rebuilds only the providers whose
+    usage changed, so most are the very dict held, the cheap answer."""
+    return now is held or now == held
+
+
 @dataclasses.dataclass
 class Snapshot:
     """What the search knows about the cloud, whole trees only (summaries
