@@ -368,6 +368,17 @@ class TestAccess(MetricsTestCase):
 
 KEY = ('/resource_providers', 'GET', '200', '1.39')
 KEY_FAMILY = 'placement_http_request_duration_seconds'
+
+
+def counted(found):
+    """(requests of KEY, conflicts of placement.concurrent_update) in
+    ``found``."""
+    labels = dict(zip(('route', 'method', 'status', 'microversion'), KEY))
+    return (value(found, KEY_FAMILY + '_count', **labels),
+            value(found, 'placement_conflicts_total',
+                  code='placement.concurrent_update'))
+
+
 # On each side of each bound, the bounds themselves, and past the last.
 DURATIONS = sorted({bound * factor for bound in metrics.BUCKETS
                     for factor in (0.5, 1.0, 1.5)} | {0.0, 60.0})
@@ -392,13 +403,7 @@ class TestBuffered(testtools.TestCase):
             unwritten, 'placement_http_request_duration_seconds_count'))
         self.assertEqual({}, series(unwritten, 'placement_conflicts_total'))
         recorder.flush()
-        written = collected(recorder.registry)
-        self.assertEqual(1, value(
-            written, 'placement_http_request_duration_seconds_count',
-            **dict(zip(('route', 'method', 'status', 'microversion'),
-                       KEY))))
-        self.assertEqual(1, value(written, 'placement_conflicts_total',
-                                  code='placement.concurrent_update'))
+        self.assertEqual((1, 1), counted(collected(recorder.registry)))
 
     def test_a_flush_writes_what_observe_would(self):
         """The batch written (metrics._add_observations, which reaches
@@ -498,12 +503,7 @@ class TestWorkers(testtools.TestCase):
         scraped (its own written before the scrape)."""
         self.run_worker(3, 'exit')
         found = samples(webob.Response(self.run_worker(2, 'scrape')))
-        self.assertEqual(5, value(
-            found, 'placement_http_request_duration_seconds_count',
-            **dict(zip(('route', 'method', 'status', 'microversion'),
-                       KEY))))
-        self.assertEqual(5, value(found, 'placement_conflicts_total',
-                                  code='placement.concurrent_update'))
+        self.assertEqual((5, 5), counted(found))
 
     def test_the_thread_writes_a_live_worker_counts(self):
         proc = self.worker(4, 'wait', stdin=subprocess.PIPE,
