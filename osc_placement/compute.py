@@ -94,11 +94,9 @@ class ComputeClient:
     # --- What the audits read.
 
     def servers(self):
-        """Every live server of every project, with its host and node.
-
-        A server in a cell Nova cannot reach comes back UNKNOWN, without
-        its host: judging allocations then would take it for gone, so
-        that is refused."""
+        """Every live server of every project, with its host and node; refused
+        when a cell did not answer, as its servers come back without a host and
+        would be taken for gone."""
         servers = self.pages('/servers/detail', 'servers', all_tenants=1)
         check_every_cell_answered(servers)
         return servers
@@ -119,8 +117,7 @@ class ComputeClient:
                           **filters)
 
     def hypervisors(self):
-        """Every compute node: ``id`` is its UUID (the provider's), with
-        its hypervisor name and its service's host."""
+        """Every compute node; its ``id`` is its provider's UUID."""
         return self.pages('/os-hypervisors/detail', 'hypervisors')
 
     def flavors(self):

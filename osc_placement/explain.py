@@ -365,12 +365,8 @@ def candidate_combinations(hood, request):
 
 
 def takes_from_tree(hood, combo, root):
-    """Does the candidate allocate from a provider of the tree ``root``?
-
-    A candidate anchored at one tree may take everything from a sharing
-    provider of another; Placement then lists it once, under the sharing
-    provider, and the anchor's tree is not in the answer at all.
-    """
+    """Whether the candidate takes from ``root``'s tree: an anchor's tree is
+    not in the answer when a sharing provider elsewhere gives everything."""
     return any(hood.known[uuid].root == root
                for amounts, _ in combo for uuid, _rc in amounts)
 

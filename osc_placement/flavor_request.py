@@ -144,8 +144,7 @@ class FlavorRequest:
 
 
 def query_string(pairs):
-    """A query string that stays readable: ``:``, ``,`` and ``!``
-    unescaped, as Placement reads them either way."""
+    """A query string, ``:,!`` unescaped: Placement reads them either way."""
     return parse.urlencode(list(pairs), safe=':,!')
 
 
@@ -541,8 +540,7 @@ def disk_gb(flavor):
 
 
 def normalize_class(name):
-    """A custom resource class name made of ``name``, as Nova makes the
-    persistent memory namespaces' names."""
+    """``name`` as a custom resource class, as Nova names PMEM namespaces."""
     return 'CUSTOM_' + re.sub('[^A-Z0-9_]', '_', name.upper())
 
 

@@ -67,10 +67,7 @@ class SessionClient:
         return self._requested_version in version.NEGOTIATE_VERSIONS
 
     def limit_negotiated_version(self, ceiling):
-        """Use at most ``ceiling`` when the version is negotiated.
-
-        An explicitly requested version is never changed.
-        """
+        """Negotiate at most ``ceiling``; an explicit version stays as is."""
         self._ceiling = ceiling
 
     def request(self, method, url, **kwargs):
@@ -132,13 +129,8 @@ class SessionClient:
 
 
 def wire_log_shown():
-    """True when a debug record of keystoneauth1's request and response
-    log would reach a handler (``--debug``, a debug log file).
-
-    The shells enable every logger and filter at their handlers, and
-    building the record parses and serialises a JSON body again, so the
-    log is asked for only when some handler would print it.
-    """
+    """Whether keystoneauth1's debug wire log would reach a handler: its
+    record serialises the body again, so it is built only when printed."""
     return any(_debug_reaches_a_handler(logging.getLogger(name))
                for name in WIRE_LOGGERS)
 
@@ -207,9 +199,8 @@ def http_error_to_exception(exc):
 # --- Request ids at the end of an error, to find it in the server's log.
 
 def request_id_suffix(exc):
-    """`` (Request-ID: req-...)``: the id the server gave the failed
-    request in ``x-openstack-request-id`` (both Placements send it;
-    keystoneauth1 reads it), or '' when there was none."""
+    """`` (Request-ID: req-...)`` from the failed request's
+    ``x-openstack-request-id``, or '' when the server sent none."""
     request_id = getattr(exc, 'request_id', None)
     return ' (Request-ID: %s)' % request_id if request_id else ''
 

@@ -10,8 +10,7 @@ so this, for every command it runs.
 
 
 def requested_api_versions(client_manager):
-    """{API name: version} the user asked for, as osc-lib's ClientManager
-    (and the ``placement`` shell's, shaped like it) holds them."""
+    """{API name: version} asked for, as osc-lib's ClientManager holds it."""
     return client_manager._api_version
 
 
@@ -24,12 +23,8 @@ def set_version_text(parser, text):
 
 
 def name_distribution_up_front(package, distribution):
-    """Tell cliff which distribution ``package`` comes in, sparing it the
-    read of every installed distribution's metadata it does to find out.
-
-    Only for a process where every command is ours: a command of a
-    package not named would lose its "provided by" line. Does nothing
-    once cliff has the map."""
+    """Tell cliff ``package``'s distribution, sparing its metadata scan; only
+    where every command is ours, as others would lose "provided by"."""
     from cliff import command
     if getattr(command, '_dists_by_mods', False) is None:
         command._dists_by_mods = {package: distribution}

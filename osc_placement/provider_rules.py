@@ -11,8 +11,7 @@ SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 
 def capacity(inventory):
-    """What can be allocated in all, truncated as Placement truncates it
-    in usages and summed amounts."""
+    """What can be allocated in all, truncated as Placement's usages are."""
     return int(exact_capacity(inventory))
 
 

@@ -137,8 +137,7 @@ class ClientManager:
         self._placement = None
 
     def get_configuration(self):
-        """The cloud's settings from clouds.yaml, as osc-lib's has it
-        (``compute_endpoint_override``, say); empty without --os-cloud."""
+        """clouds.yaml settings of --os-cloud, as in osc-lib's, or {}."""
         return dict(self.configuration)
 
     @property
@@ -357,9 +356,8 @@ def build_session(options):
 
 
 def authenticate(session):
-    """Get the token before the command runs, as openstack does, so an
-    unreachable or refusing Identity service is reported as such and not
-    as a failed Placement request."""
+    """Get the token first, so a failing Identity service is reported as
+    such and not as a failed Placement request."""
     # Identity plugins get their token from an Identity service; asked by
     # duck type, since importing keystoneauth1.identity to check costs
     # token/endpoint runs more than the check.
@@ -506,10 +504,8 @@ def _package_version():
 
 
 def skip_distribution_scan():
-    """Spare cliff its scan of every installed distribution, which it
-    runs to end a command's help with "provided by the X plugin" when X
-    is not the shell's distribution: here every command and the shell
-    are in osc-placement, so the line is never printed."""
+    """Spare cliff its scan of installed distributions: every command here
+    is osc-placement's, so its "provided by" line never shows."""
     library_seams.name_distribution_up_front('osc_placement',
                                              'osc-placement')
 

@@ -89,8 +89,7 @@ MAX_VERSION_NO_GAP = MAX_VERSION
 
 
 def since(feature):
-    """The microversion that brought ``feature`` (a name in
-    microversions.FEATURES)."""
+    """The microversion that brought ``feature`` (a FEATURES name)."""
     return microversions.FEATURES[feature].since
 
 
@@ -103,13 +102,8 @@ def before(feature):
 
 
 def supports(ver, feature, refuse=False):
-    """True when microversion ``ver`` has ``feature``: the one question
-    the client asks of the vocabulary.
-
-    With ``refuse`` a version without ``feature`` raises ValueError with
-    upstream's text ("... requires at least version X.Y") instead of
-    answering False.
-    """
+    """True when ``ver`` has ``feature``; with ``refuse``, raise upstream's
+    ValueError ("requires at least version X.Y") rather than answer False."""
     if refuse:
         return compare(ver, ge(since(feature)))
     return at_least(ver, since(feature))
@@ -138,16 +132,7 @@ class _SinceByName(dict):
 
 
 def render(template):
-    """``template`` with every ``{feature}`` field replaced by the
-    microversion that brought that feature, and every
-    ``{feature.before}`` by the newest microversion without it.
-
-    This is how help texts and messages that name a version are written:
-    ``render('needs {traits}')`` names the microversion of traits. An
-    unknown name raises KeyError; texts are rendered when their module is
-    imported or their parser is built, so a misspelt name fails every test
-    that gets that far.
-    """
+    """Fill in versions: ``{f}`` brings feature f, ``{f.before}`` lacks it."""
     return template.format_map(_SinceByName())
 
 

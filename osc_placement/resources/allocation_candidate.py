@@ -394,12 +394,8 @@ def candidate_table(body, names):
 
 
 def request_allocations(request):
-    """(provider, resources) pairs of one allocation request.
-
-    Before feature ``dict_allocations`` the allocations are a list of
-    ``{resource_provider: {uuid}, resources}``; with it a dict keyed by
-    provider. The shape tells which one the server sent.
-    """
+    """(provider, resources) pairs of one allocation request, whose
+    allocations are a list before ``dict_allocations`` and a dict after."""
     allocations = request['allocations']
     if isinstance(allocations, dict):
         return [(rp, share['resources']) for rp, share in allocations.items()]

@@ -163,11 +163,8 @@ class ExplainAllocationCandidate(common.PlacementCommand, lister.Lister):
                           else 0)
 
     def _check_reads_possible(self, ver):
-        """The reads go at READ_FEATURE's version at least. A version the
-        user gave says nothing of the server's maximum, so it is tried; a
-        negotiated one without READ_FEATURE is that maximum: refuse it
-        upstream's way.
-        """
+        """Refuse a negotiated version (the server's maximum) without
+        READ_FEATURE; a version the user gave is tried."""
         if self.placement.negotiating:
             version.supports(ver, READ_FEATURE, refuse=True)
 

@@ -171,12 +171,9 @@ class FitCounter:
                    for rc in self.classes)
 
     def total(self):
-        """Claims that all fit at once; shared room counted once.
-
-        Two placements, each of claims that fit together, and the larger
-        count: neither greedy order beats the other on every layout. Trees
-        whose classes are tied by traits are only placed claim by claim.
-        """
+        """Claims that all fit at once, shared room counted once: the larger of
+        two greedy orders, as neither wins on every layout; trees whose classes
+        are tied by traits are placed claim by claim only."""
         if self.combos:
             return self._round_robin()
         return max(self._own_room_first(), self._round_robin())
@@ -484,11 +481,7 @@ class ListCapacity(common.PlacementCommand, lister.Lister):
                 'No such resource class: %s.' % ', '.join(unknown))
 
     def _check_provider_exists(self, uuid):
-        """The server's 404 for an unknown provider.
-
-        Placement lists nothing for ``in_tree`` of a provider that does
-        not exist, which would read as a tree without room.
-        """
+        """The 404 of an unknown provider: its ``in_tree`` would look full."""
         self.get_json(PROVIDER_URL.format(uuid=uuid))
 
     # Reading providers

@@ -149,13 +149,9 @@ class GatheredOutput:
 # --- Query values of the trait and aggregate options.
 
 def required_query(required, forbidden):
-    """The ``required`` query values for --required/--forbidden options.
-
-    A value holding a comma is an any-of list (feature ``any_of_traits``)
-    and becomes its own ``in:`` entry; plain and forbidden (``!NAME``)
-    names share one more: ``--required A,B --required C --forbidden D``
-    gives ``['in:A,B', 'C,!D']``, a list so that the key repeats.
-    """
+    """``required`` values: ``--required A,B --required C --forbidden D``
+    gives ``['in:A,B', 'C,!D']`` (a comma: ``any_of_traits``), a list so
+    that the key repeats."""
     any_of = ['in:' + value for value in required or () if ',' in value]
     plain = [value for value in required or () if ',' not in value]
     plain += ['!' + name for name in forbidden or ()]
@@ -211,36 +207,23 @@ def _member_of_value(value):
 
 
 def forbids_aggregates(member_of):
-    """True when a --member-of value forbids aggregates
-    (``forbidden_aggregates``)."""
+    """True when a --member-of value needs ``forbidden_aggregates``."""
     return any(value.startswith('!') for value in member_of or ())
 
 
 # --- Rendering a row, and refusing options the version lacks.
 
 def dict_properties(item, fields):
-    """The values of ``fields`` in ``item``, '' for the missing ones.
-
-    This is what upstream renders for a field the server did not return
-    (a dry run's unset inventory fields, say), without importing
-    ``osc_lib.utils``, which pulls in openstacksdk.
-    """
+    """osc_lib's get_dict_properties ('' if unset), minus its openstacksdk."""
     # A list, not a generator, which tuple() consumes more slowly:
     # ``resource provider list`` calls this once per provider.
     return tuple([item.get(field, '') for field in fields])
 
 
 def needed_features(options, gates):
-    """The features the given options need, by ``(dest, applies,
-    feature)`` gates in table order.
-
-    ``options`` is the parsed arguments, or a dict such as one request
-    group of ``allocation candidate list``. ``applies(value)`` says whether
-    the option's value needs the feature (``bool``: any true value). Only
-    given options count, so a bare command needs nothing; a command asks
-    ``version.supports(ver, feature, refuse=True)`` of each in turn, and
-    the first the version lacks refuses with upstream's text.
-    """
+    """The features ``options`` (parsed arguments, or a dict such as a
+    request group) need, by ``(dest, applies, feature)`` gates in table
+    order, so the first refused is upstream's; unset options need none."""
     for dest, applies, feature in gates:
         value = (options.get(dest) if isinstance(options, dict)
                  else getattr(options, dest, None))
@@ -305,8 +288,7 @@ def back_off(exc, attempt, sleep=None):
 
 
 def error_code(exc):
-    """The server's error code of a translated failure; None before
-    feature ``error_codes`` or for a body that is not Placement's."""
+    """Placement's error code behind ``exc``; None before ``error_codes``."""
     return _error_code(getattr(exc, '__cause__', None))
 
 
@@ -455,13 +437,8 @@ def is_uuid(value):
 
 
 def provider_uuid(command, name_or_uuid):
-    """The UUID of the provider ``name_or_uuid`` names.
-
-    A UUID is returned as given, with no request, so the command's own
-    request fails for a missing one with upstream's 404 text. Anything
-    else is looked up by name (names are unique in Placement); no match is
-    a CommandError that names what was asked for.
-    """
+    """The UUID of provider ``name_or_uuid``, a name looked up; a UUID is
+    not checked, so the command's own request gives upstream's 404."""
     if is_uuid(name_or_uuid):
         return name_or_uuid
     return _provider_by_name(command, name_or_uuid)['uuid']
@@ -503,9 +480,7 @@ def _provider_by_name(command, name):
 
 
 def amounts_text(resources):
-    """``VCPU=2,MEMORY_MB=512``: amounts per class, as ``--resource``
-    options write them. A string in every format (json included), so that
-    ``-f value`` and ``-f csv`` print what the table shows."""
+    """``VCPU=2,MEMORY_MB=512``: a string in every format, as in the table."""
     return ','.join('%s=%s' % item for item in resources.items())
 
 

@@ -205,9 +205,8 @@ def no_match_note(parsed_args, consumer_type, where):
 # --- Compute trees: one per root provider, sharing providers aside.
 
 def compute_trees(provider_uuids, root_of, sharing):
-    """The roots of the providers a consumer holds, sharing providers
-    (MISC_SHARES_VIA_AGGREGATE) left out: a disk shared by an aggregate
-    is not a second host."""
+    """Roots of a consumer's providers, sharing ones left out: a disk shared
+    by an aggregate is not a second host."""
     return {root_of.get(uuid, uuid) for uuid in provider_uuids
             if uuid not in sharing}
 

@@ -128,6 +128,5 @@ def in_aggregates(aggregates, **filters):
 
 
 def root_of(provider):
-    """A listed provider's root (itself before nested providers show
-    roots)."""
+    """A listed provider's root: itself before roots are listed."""
     return provider.get('root_provider_uuid') or provider['uuid']

@@ -473,10 +473,9 @@ def noauth_middleware(app, admin_without_token=False):
 
 
 def _read_bare_body_as_json(environ):
-    """A body without a Content-Type is JSON. neutron-lib's NoAuthClient
-    sends every request with a JSON body (``null`` when it has nothing
-    to say, even on GET and DELETE) and no Content-Type, which upstream
-    answers with 400 (or 415 on a write)."""
+    """A body without a Content-Type is JSON: neutron-lib's NoAuthClient
+    sends JSON (``null`` even on GET and DELETE) with none, which upstream
+    refuses (400, or 415 on a write)."""
     if (environ.get('CONTENT_LENGTH', '0') not in ('', '0')
             and not environ.get('CONTENT_TYPE')):
         environ['CONTENT_TYPE'] = 'application/json'

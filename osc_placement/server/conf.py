@@ -225,9 +225,8 @@ def register_opts(conf):
 
 
 def list_opts():
-    """The ``oslo.config.opts`` entry point: namespace placement.conf
-    (with the [healthcheck] option of our backend; oslo.middleware's
-    namespace oslo.middleware.healthcheck lists the others)."""
+    """``oslo.config.opts`` entry point for placement.conf, with our
+    [healthcheck] backend option (oslo.middleware lists the others)."""
     return [(group, list(opts)) for group, opts in OWN_GROUPS] + [
         (health.GROUP, list(health.OPTS))]
 

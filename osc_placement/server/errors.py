@@ -72,8 +72,7 @@ class PlacementError(Exception):
         return exc_class.body_template_obj.safe_substitute(args)
 
     def full_detail(self, environ):
-        """The detail of the JSON body: upstream's formatter strips the
-        tags (and line breaks) of WebOb's text."""
+        """The JSON body's detail: WebOb's text without tags, as upstream's."""
         return webob.exc.strip_tags(self.webob_body(environ))
 
     def as_dict(self, environ, request_id, with_code):

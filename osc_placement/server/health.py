@@ -163,14 +163,11 @@ def _select_one_probe(db):
 
 
 def _sqlite_file_probe(path, timeout):
-    """SQLite has no server to refuse a connection: what is gone is the
-    file. The worker's pooled connections keep a removed file open and
-    go on answering from it (writes that no other process will see), and
-    a new one would create an empty file in its place, so the probe
-    opens the file afresh, read-write but never creating it, and reads
-    its schema: a removed, unreadable or foreign file fails, and a lock
-    held past the deadline (another process writing in exclusive mode)
-    is a database that does not answer."""
+    """A probe of the file itself, as SQLite has no server to refuse: pooled
+    connections answer from a removed file, and a new one would create an
+    empty one, so it opens the file afresh, read-write, never creating, and
+    reads its schema. A removed, unreadable or foreign file fails; a lock
+    held past the deadline (a writer in exclusive mode) is no answer."""
     uri = 'file:%s?mode=rw' % urllib.parse.quote(os.path.abspath(path))
 
     def probe():

@@ -76,13 +76,8 @@ def worker_app(conf):
 
 
 def _tune_gc():
-    """Keep the cyclic collector off the hot path.
-
-    A candidate answer allocates tens of thousands of short-lived objects,
-    which triggered full collections scanning every long-lived object of
-    the process (modules, SQLAlchemy's caches). The start-up objects are
-    frozen out of collection, and a larger first generation makes
-    collections rarer."""
+    """Freeze start-up objects and collect less often: the short-lived
+    objects of candidate answers set off full scans of every object."""
     gc.freeze()
     gc.set_threshold(50000, 20, 100)
 
@@ -118,12 +113,10 @@ def address_in_use(host, port):
     """The error text if another process listens on ``host``:``port``,
     else None.
 
-    granian binds its socket with SO_REUSEPORT, and Linux then lets a
-    second server share a port a first one (also granian's) listens on:
-    two servers, maybe on two databases, answering requests in turn, a
-    claim written through one and not found through the other. A plain
-    bind tells: SO_REUSEADDR lets it past connections left in TIME_WAIT,
-    never past a listener."""
+    granian binds with SO_REUSEPORT, which on Linux lets a second server
+    share a port a first listens on: two servers, maybe on two databases,
+    answering in turn. A plain bind tells: SO_REUSEADDR lets it past
+    connections left in TIME_WAIT, never past a listener."""
     family = socket.AF_INET6 if ':' in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

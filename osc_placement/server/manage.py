@@ -58,20 +58,17 @@ def _sync(engine):
 
 
 def db_sync(conf):
-    """Upgrade the schema to head (taking over an upstream 16.0.0
-    database) and add the standard classes and traits."""
+    """Upgrade to head, upstream's schema too; add standard classes, traits."""
     return _on_database(conf, _sync)
 
 
 def db_hand_back(conf):
-    """Remove this server's additions (``placement-server db
-    hand-back``; upstream's placement-manage has no such command)."""
+    """Remove this server's additions (``placement-server db hand-back``)."""
     return _on_database(conf, migration.hand_back)
 
 
 def check_current(conf):
-    """0 if the database is at this server's schema (a server must not
-    start on another)."""
+    """0 if the database is at this server's schema, the one it starts on."""
     return _on_database(conf, migration.require_current)
 
 

@@ -329,12 +329,9 @@ class _Observations:
 
 
 def _add_observations(child, pending):
-    """Add ``pending`` (_Observations) to the histogram child ``child``
-    as that many ``observe`` calls would, one write per bucket touched.
-    prometheus_client has no public call for several observations; this
-    uses the child's values as ``Histogram.observe`` does (its ``_sum``
-    and per-bucket ``_buckets``), and test_metrics checks it against
-    ``observe`` so that a change of the library fails there."""
+    """Add ``pending`` to histogram ``child`` as that many ``observe`` calls
+    would, one write per bucket: no public call does, so this uses
+    ``observe``'s internals, which test_metrics checks it against."""
     child._sum.inc(pending.total)
     for value, count in zip(child._buckets, pending.buckets):
         if count:

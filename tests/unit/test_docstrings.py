@@ -7,7 +7,8 @@ doc/source/contributor/benchmarks.rst, dated, and in the commit that
 made it true. A docstring of ``LONGEST`` lines or more is an essay that
 wants to be shorter or to be in the docs. A command's docstring is its
 help text (cliff prints it, the docs render it), so it may be long; it
-may not quote figures either.
+may not quote figures either. A function's docstring is no longer than
+its code, which says what it does; the docstring adds why, briefly.
 """
 
 import ast
@@ -83,6 +84,24 @@ def findings(source):
     return sorted(found)
 
 
+def longer_than_code(source):
+    """[(line, what)] of every function of ``source`` whose docstring has
+    more lines than the statements after it (a bare docstring aside)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        doc, code = _docstring_node(node), node.body[1:]
+        if doc is None or not code:
+            continue
+        doc_lines = doc.end_lineno - doc.lineno + 1
+        code_lines = code[-1].end_lineno - code[0].lineno + 1
+        if doc_lines > code_lines:
+            found.append((node.lineno, '%s: docstring of %d lines for %d of '
+                          'code' % (node.name, doc_lines, code_lines)))
+    return found
+
+
 def product_files(root=ROOT):
     for path in sorted((root / 'osc_placement').rglob('*.py')):
         yield path.relative_to(root).as_posix(), path
@@ -143,10 +162,41 @@ class TestFindings(testtools.TestCase):
             % body))
 
 
+class TestLongerThanCode(testtools.TestCase):
+
+    def test_a_docstring_longer_than_its_code(self):
+        source = ('def f():\n'
+                  '    """Why,\n'
+                  '    at length."""\n'
+                  '    return 1\n')
+        self.assertEqual([(1, 'f: docstring of 2 lines for 1 of code')],
+                         longer_than_code(source))
+
+    def test_as_long_or_shorter_passes(self):
+        self.assertEqual([], longer_than_code(
+            'class C:\n'
+            '    def m(self):\n'
+            '        """Why,\n'
+            '        briefly."""\n'
+            '        if self:\n'
+            '            return 1\n'))
+
+    def test_a_bare_docstring_or_none_passes(self):
+        self.assertEqual([], longer_than_code(
+            'def f():\n    """Only\n    this."""\n'
+            'def g():\n    return 1\n'))
+
+
 class TestProductCode(testtools.TestCase):
 
     def test_no_figures_and_no_long_docstrings(self):
         found = ['%s:%d: %s' % (relative, line, what)
                  for relative, path in product_files()
                  for line, what in findings(path.read_text())]
+        self.assertEqual([], found, '\n'.join(found))
+
+    def test_no_docstring_longer_than_its_code(self):
+        found = ['%s:%d: %s' % (relative, line, what)
+                 for relative, path in product_files()
+                 for line, what in longer_than_code(path.read_text())]
         self.assertEqual([], found, '\n'.join(found))

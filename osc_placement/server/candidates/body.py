@@ -20,15 +20,9 @@ from osc_placement.server.candidates import snapshot as snapshot_mod
 
 
 def allocation_candidates_body(result, request, snap, memory=None):
-    """``result`` from search.search, ``request`` the parsed
-    CandidateRequest (its version picks the shape), ``snap`` the Snapshot,
-    ``memory`` its kept structure's (memo.KeptMemory) if it has one.
-
-    With a memory, the body's allocation requests and summaries are JSON
-    already written (orjson.Fragment), kept from earlier answers (see
-    _request_fragments and _summaries_written), unless some value is
-    beyond what orjson writes (see json_encoding.json_bytes): then, as
-    for other answers, plain dicts."""
+    """The body for ``result``; with ``memory`` (memo.KeptMemory) its parts
+    are JSON kept from earlier answers, except where a value is beyond
+    orjson (json_encoding.json_bytes): then plain dicts, as without one."""
     if memory is not None:
         try:
             return _body(result, request, snap, memory)

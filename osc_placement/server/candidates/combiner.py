@@ -276,7 +276,5 @@ def enough_providers_to_isolate(levels):
 
 
 def most_constrained_first(levels):
-    """Walk the levels with the fewest options first: a branch that must
-    fail fails near the root instead of after many levels. The answer is a
-    set, so the order of the walk does not change it."""
+    """Fewest options first, so that a doomed branch fails near the root."""
     return sorted(levels, key=lambda level: len(level.options))

@@ -85,9 +85,5 @@ class KeptStructure:
 
 
 def went_back(since, horizon):
-    """The database's horizon is below the one the worker read before:
-    horizons only grow on one PostgreSQL cluster, so this is another one
-    (a database restored from a dump into a new cluster, a replica
-    promoted that had not replayed everything), whose transaction ids
-    say nothing of what changed since the worker's read."""
+    """A horizon below the worker's last: only another cluster's goes back."""
     return since is not None and horizon is not None and horizon < since

@@ -97,37 +97,26 @@ class SliceReader:
                     or self.tree_traits is not None)
 
     def tree_count(self):
-        """The cloud's trees, as this worker last counted them
-        (CandidateEngine.tree_count)."""
+        """The cloud's trees, as this worker last counted them."""
         return self.engine.tree_count(self.conn)
 
     @property
     def follows_usage_changes(self):
-        """A structure kept by this worker can be brought up to date by
-        reading the usage totals changed since (PostgreSQL), rather than
-        every total (see read_usage)."""
+        """Whether a kept structure can read just the usage changed since."""
         return self.dialect == 'postgresql'
 
     def kept_snapshot(self):
-        """(the snapshot of every tree from the structure this worker
-        keeps, with this moment's usage, its memo.KeptMemory), or None
-        if it keeps none of the current structure stamp."""
+        """(kept snapshot of every tree, usage now, KeptMemory) or None."""
         return self.engine.kept_snapshot(self.conn)
 
     def read_every_tree(self, keep=True):
-        """(the snapshot of every tree, read whole, its memo.KeptMemory
-        if kept for the next requests (``keep``), else None).
-
-        Choosing the trees with room first, then reading them by id,
-        costs the database more than reading every tree (its generic
-        plan walks an index per tree, where reading all is one scan of
-        each table), and the search drops the trees without room."""
+        """(every tree's snapshot, its KeptMemory if ``keep``, else None): one
+        scan of each table costs less than choosing the trees with room."""
         self.whole = True
         return self.engine.read_every_tree(self.conn, keep)
 
     def keep_in_background(self):
-        """Read every tree on a thread of its own and keep it
-        (CandidateEngine.keep_in_background)."""
+        """Read every tree on a thread of its own and keep it."""
         return self.engine.keep_in_background(self.conn.engine)
 
     def next_window(self, count=None):
@@ -159,9 +148,8 @@ class SliceReader:
 
     @functools.cached_property
     def unsuffixed_by_class_id(self):
-        """Snapshot.unsuffixed_by_class_id for the windows: read once per
-        request, on its first window (a kept structure knows it already:
-        _read_every_tree)."""
+        """Snapshot.unsuffixed_by_class_id for the windows, read on the first
+        (a kept structure knows it already: _read_every_tree)."""
         return bool(_read_nested_or_sharing(self.conn,
                                             self.params['sharing_id']))
 
@@ -336,12 +324,9 @@ def _providers(rows, uuid_of):
 
 
 def _known_inventory_rows(rows, uuid_of, conn):
-    """({class id: name}, the inventory part's rows worth keeping, sorted).
-
-    Rows of a provider created after the trees were chosen are dropped:
-    the snapshot must hold whole trees it knows the shape of. Sorted, so
-    that summaries list a provider's classes in class id order whatever
-    order the database's plan returned them in."""
+    """({class id: name}, kept inventory rows in id order): rows of providers
+    newer than the chosen trees are dropped, as a snapshot holds whole trees;
+    sorted so that summaries list classes in class id order."""
     names = resource_class.names_for(conn, {row[1] for row in rows})
     return names, [row for row in sorted(rows, key=operator.itemgetter(0, 1))
                    if row[0] in uuid_of and row[1] in names]

@@ -60,29 +60,16 @@ def snapshot_needs(request):
 
 
 def tree_aggregates(request):
-    """The smallest any-of set of aggregates named by some member_of, or
-    None.
-
-    Every candidate meets every group's member_of: each any-of set is met
-    by a provider of the group (a sharing one serving the anchor tree,
-    or one of the tree) or, for the unsuffixed group, by the anchor root.
-    So the anchor tree, or a sharing provider serving it, is in one of
-    the set's aggregates -- a filter the SQL can apply while choosing the
-    trees, instead of reading every tree with room and dropping most."""
+    """The smallest any-of member_of set, or None: every candidate's tree,
+    or a sharing provider serving it, is in one, so SQL can choose trees."""
     sets = [any_of for group in request.groups for any_of in group.member_of]
     return min(sets, key=len) if sets else None
 
 
 def tree_traits(request):
-    """The smallest any-of set of required traits of a group with
-    resources, or None.
-
-    Such a group's providers (one for a suffixed group; for the unsuffixed
-    group, those supplying its classes, collectively) have a trait of each
-    of its any-of sets, and they belong to the anchor tree or are sharing
-    providers serving it. A scheduler's required trait held by half the
-    hosts thus halves the trees read. (A resourceless group is left out:
-    what it may match is decided elsewhere.)"""
+    """The smallest any-of trait set of a group with resources, or None: its
+    providers are the anchor tree's or share with it, so SQL can choose
+    trees (what a resourceless group may match is decided elsewhere)."""
     sets = [any_of for group in request.groups if group.resources
             for any_of in group.required_traits]
     return min(sets, key=len) if sets else None
@@ -107,16 +94,10 @@ class SearchOptions:
 
 
 def spread_classes(request):
-    """((class, amount), ...) sorted by class if the request is one
-    unsuffixed group with resources and nothing to check between its
-    choices, else None.
-
-    Such a request's candidates under an anchor are every combination of
-    one provider per class (see combiner.Combiner; its required
-    traits are a test of the providers a combination names), so the
-    search can enumerate them as tuples of providers with
-    itertools.product, in C, and build a body only for those returned:
-    the scheduler's common request without per-combination Python."""
+    """((class, amount), ...) by class for one unsuffixed group with
+    resources and nothing to check between its choices, else None: its
+    candidates are every product of one provider per class, which the
+    search enumerates with itertools.product, the scheduler's request."""
     if len(request.groups) != 1 or request.same_subtrees:
         return None
     group = request.groups[0]

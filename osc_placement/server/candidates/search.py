@@ -105,11 +105,9 @@ def _round_robin(generators):
 
 
 def class_rank_of(snap, request):
-    """{class: its place in an answer's resources} for ``request`` in
-    ``snap``: the query's order (CandidateRequest.class_rank), or with the
-    unsuffixed group's classes in class id order where upstream takes its
-    tree path for that group (Snapshot.unsuffixed_by_class_id). Worked
-    out once per request and snapshot, not per candidate."""
+    """{class: place in an answer's resources}: the query's order, or by
+    class id for the unsuffixed group where upstream takes its tree path
+    (Snapshot.unsuffixed_by_class_id); once per request, not candidate."""
     if not snap.unsuffixed_by_class_id:
         return request.class_rank
     return request.class_rank_by_id(snap.class_ids)

@@ -135,17 +135,13 @@ class ReplacedInventories(collections.abc.Mapping):
 
 
 def with_replaced(inventories, changed):
-    """``inventories`` (a dict or ReplacedInventories, left as they are)
-    with the providers of ``changed`` (uuid -> their new inventories,
-    each a provider of ``inventories``) replaced: a new dict below
-    REPLACED_APART_FROM providers, else a ReplacedInventories.
+    """``inventories`` (untouched) with ``changed`` providers replaced: a
+    new dict below REPLACED_APART_FROM providers, else ReplacedInventories.
 
-    Those replaced since the last whole dict are copied for each change,
-    and the whole dict is written again once they pass the square root
-    of four times its size, where a request pays on average about as
-    much for either: for ``c`` providers replaced per change and ``n`` in
-    all, ``k`` replaced cost ``k / 2`` per change and a rewrite ``n * c /
-    k``, equal at ``k = sqrt(2 n c)``, with ``c`` about 2."""
+    Replaced providers are copied per change, the whole dict rewritten
+    once they pass sqrt(4 n): with ``c`` replaced per change (about 2),
+    ``k`` replaced cost ``k / 2`` a change and a rewrite ``n c / k``,
+    equal at ``k = sqrt(2 n c)``."""
     if isinstance(inventories, ReplacedInventories):
         base, replaced = inventories.base, {**inventories.replaced,
                                             **changed}

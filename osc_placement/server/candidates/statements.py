@@ -43,13 +43,10 @@ SOME_TREES, EVERY_TREE = 'some', 'every'
 
 
 def _one_of(dialect, column, name, type_):
-    """``column IN :name``, the list given when the statement runs.
-
-    PostgreSQL gets one array parameter, so the statement's text is the
-    same whatever the list. Elsewhere the list is rendered inline: a
-    thousand bound parameters cost the driver more to convert than the
-    database to run the statement, and the values are our own ids and
-    validated uuids."""
+    """``column IN :name``, the list given at run time: one array on
+    PostgreSQL, so the text never varies; elsewhere inlined (our ids and
+    validated uuids), as many bound parameters cost the driver more than
+    the database."""
     if dialect == 'postgresql':
         return column == sa.any_(sa.bindparam(
             name, type_=postgresql.ARRAY(type_)))
@@ -121,17 +118,13 @@ def _with_usage(inventory, usage):
 
 
 def _capacity_clause(dialect, classes, probed):
-    """The provider (``_RP``) has room, counting its usage, for the
-    minimum amount ``amount_i`` of some requested class ``class_i``:
-    SliceSpec's seeds. (The search checks each group's amounts, units and
-    steps itself; this keeps trees with no room out of the windows, so a
-    scheduler's first window is not spent on the hosts it filled.)
+    """``_RP`` has room, usage counted, for the minimum amount of some
+    requested class: SliceSpec's seeds. The search checks amounts itself;
+    this keeps a scheduler's first window from filling with full hosts.
 
-    ``probed``: tested row by row (_probed). The statement's sharing part
-    tests every sharing provider, and there the generic plan otherwise
-    hashed every inventory and usage row of the cloud on each request.
-    Where the trees are walked, the planner's own choice stays: probing
-    there slowed ``member_of`` requests."""
+    ``probed``: tested row by row (_probed), for the sharing part, where
+    the generic plan hashed every inventory and usage row per request;
+    where trees are walked, probing slowed ``member_of`` requests."""
     query = (sa.select(sa.literal(1))
              .select_from(_with_usage(_INV, _USAGE))
              .where(_INV.c.resource_provider_id == _RP.c.id,
@@ -190,12 +183,8 @@ def _has_room(dialect, provider_id, i, name):
 
 
 def _probed(dialect, query):
-    """EXISTS (``query``), tested row by row.
-
-    On PostgreSQL with OFFSET 0: without it the planner may turn such a
-    test into a hashed subplan, which reads the answer for every provider
-    of the cloud where probing the few rows tested, by index, costs
-    little."""
+    """EXISTS (``query``) tested row by row: OFFSET 0 keeps PostgreSQL's
+    planner from a hashed subplan answering for every provider."""
     if dialect == 'postgresql':
         query = query.offset(0)
     return query.exists()
@@ -375,15 +364,9 @@ def build_choose(shape):
 
 
 def _not_sharing(shape, sharing):
-    """The provider ``_RP``, a seed, is not a sharing seed.
-
-    Without a member_of or required-trait narrowing, tested against the
-    sharing seeds already found, with a hash the database builds once and
-    tests first: the sharing providers -- created first, the first rows
-    of the root index every window walks -- then cost the walk a lookup
-    each instead of three probes of their room. With a narrowing the
-    planner then chose to test the narrowing tree by tree, slower, so it
-    keeps the test of the trait."""
+    """``_RP``, a seed, is not a sharing seed: tested by a hash of those
+    found, sparing the walk their room probes; by trait under a narrowing,
+    where the hash had the planner test the narrowing tree by tree."""
     if shape.tree_aggregates or shape.tree_traits:
         return ~_is_sharing(_RP)
     return _RP.c.id.not_in(sa.select(sharing.c.id))
@@ -484,13 +467,9 @@ def _window_anchors(shape, sharing, roots):
 
 
 def _in_few(dialect, column, query):
-    """``column IN (query)``, where the query gives a window's few rows.
-
-    On PostgreSQL as ``= ANY(ARRAY(query))``: the generic plan cannot
-    know how few rows a window's CTEs hold and, taking them for
-    hundreds, joined by hashing every provider and aggregate link of
-    the cloud, where an array the planner takes for a handful of values
-    walks the indexes from them."""
+    """``column IN (query)`` for a window's few rows: ``= ANY(ARRAY(...))``
+    on PostgreSQL, whose generic plan otherwise takes them for hundreds and
+    hashes every provider and aggregate link instead of walking indexes."""
     if dialect == 'postgresql':
         return column == sa.any_(sa.func.array(query.scalar_subquery()))
     return column.in_(query)
@@ -588,8 +567,7 @@ def split(rows):
 
 
 def parts_of(rows):
-    """{tag: rows} of the four parts' rows, in the order of the load's
-    parts (every_tree_texts)."""
+    """{tag: rows} of the four parts in the load's order (every_tree_texts)."""
     return dict(zip(_SLOTS, rows))
 
 

@@ -115,8 +115,7 @@ def _could_hold(snap, searches, anchor, isolate):
 
 
 def _could_meet_traits(snap, group, providers):
-    """The unsuffixed group's required traits are met by ``providers``,
-    those that may supply its classes, together (they must be, by those
-    a candidate takes)."""
+    """Whether ``providers``, those that may supply the unsuffixed group's
+    classes, together have its required traits, as a candidate's must."""
     meets = groups.collective_traits_test(snap, group.required_traits)
     return meets is None or meets(providers)

@@ -154,14 +154,9 @@ def create_engine(url, db_conf=None):
 
 
 def _treat_unavailable_as_disconnect(engine):
-    """Have SQLAlchemy take every error of a database that is not
-    serving for a disconnect: it then discards the connection and every
-    pooled one opened before it, so requests after a restart or a
-    failover connect afresh (to whichever node now has the address)
-    instead of each meeting a dead or read-only connection once.
-
-    Its own test knows lost connections; a node gone read-only, not
-    ready or shutting down answers on a connection still open."""
+    """Take a not-serving database's errors for disconnects, so SQLAlchemy
+    drops the pool after a restart or failover; its own test misses a node
+    gone read-only, not ready or shutting down on an open connection."""
     @event.listens_for(engine, 'handle_error')
     def _on_error(context):
         if not context.is_disconnect and not_serving(
@@ -240,22 +235,14 @@ def _postgresql_engine(url, conf):
 
 
 def replace_rollback(engine, rollback):
-    """Have ``engine`` roll back with ``rollback(dbapi_connection)``, for
-    a transaction and for the pool's reset of a returned connection.
-
-    The server's one patch of SQLAlchemy: it has no public hook for
-    this, so the dialect's ``do_rollback`` is replaced, and
-    tests/server/test_engine.py checks that the installed SQLAlchemy
-    still calls it on both paths."""
+    """Roll back by ``rollback``, on pool resets too (test_engine checks)."""
     engine.dialect.do_rollback = rollback
 
 
 def _rollback_keeping_prepared(dbapi_conn):
-    """ROLLBACK without psycopg's forgetting of prepared statements.
-
-    psycopg's rollback() deallocates them in case the schema changed; the
-    API never changes it, and each failed write (a scheduler's 409) would
-    cost the next requests on the connection their statements' plans."""
+    """ROLLBACK keeping prepared statements, which psycopg's rollback()
+    drops: the API never changes the schema, and schedulers' 409s would
+    cost the connection's next requests their plans."""
     # SQLAlchemy passes the driver's connection or the pool's proxy of it.
     raw = getattr(dbapi_conn, 'dbapi_connection', dbapi_conn)
     if raw.info.transaction_status.name != 'IDLE':
@@ -325,11 +312,7 @@ def is_unavailable(exc):
 
 
 def renew_pool(engine):
-    """Discard every pooled connection opened so far, as SQLAlchemy does
-    itself on a disconnect it meets: after a restart or a failover the
-    others are dead or talk to the old node too. For errors met outside
-    SQLAlchemy's execution (db.pipeline); connections checked out now are
-    dropped when they come back."""
+    """Discard the pool, as SQLAlchemy does on disconnects it meets itself."""
     engine.dispose()
 
 
@@ -458,12 +441,8 @@ RETRY_PAUSE_MAX = 0.2
 
 
 def retry_pause(attempt):
-    """Seconds to wait before re-running a write that failed ``attempt +
-    1`` times: random, up to a bound that doubles each time. Writers that
-    collided and re-ran at once collided again: on MariaDB, twenty
-    claims of one nearly full host from a busy machine's threads used up
-    their ten re-runs on deadlocks and generation races, and some
-    answered 500."""
+    """Seconds before re-running a write that failed ``attempt + 1`` times:
+    random below a doubling bound, as writers re-run at once collide again."""
     return random.uniform(0, min(RETRY_PAUSE_MAX,
                                  RETRY_PAUSE_FIRST * 2 ** attempt))
 

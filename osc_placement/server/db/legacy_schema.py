@@ -103,9 +103,8 @@ def _constraint_key(fk):
 
 
 def _ordered_foreign_keys(table):
-    """The table's foreign keys in the order CREATE TABLE lists them,
-    that of their declaration in db/tables.py (MySQL numbers unnamed
-    ones in that order)."""
+    """Foreign keys in declaration order, CREATE TABLE's, in which MySQL
+    numbers unnamed ones."""
     return sorted(table.foreign_key_constraints,
                   key=lambda fk: fk._creation_order)
 

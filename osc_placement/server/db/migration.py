@@ -104,10 +104,9 @@ def _convert_legacy(conn):
 
 
 def _migrating(engine):
-    """A connection for migrations. On MySQL at REPEATABLE READ whatever
-    the server's default: there InnoDB's INSERT ... SELECT that sums the
-    usage locks the allocations it reads, so a write landing meanwhile
-    waits rather than being summed over (db/migrations' 1001)."""
+    """A connection for migrations, REPEATABLE READ on MySQL: InnoDB's
+    INSERT ... SELECT summing usage then locks the allocations it reads,
+    so writes meanwhile wait, not go unsummed (db/migrations' 1001)."""
     if engine.dialect.name == 'mysql':
         return engine.execution_options(isolation_level='REPEATABLE READ')
     return engine

@@ -27,9 +27,8 @@ def available(conn):
 
 
 def compiled(statement, dialect):
-    """(text, default parameters) of a SQLAlchemy statement for
-    ``dialect``: what ``run`` takes, with the caller's parameters merged
-    over the defaults."""
+    """(text, default parameters) of ``statement`` for ``dialect``, as
+    ``run`` takes them, the caller's parameters merged over."""
     result = statement.compile(dialect=dialect)
     return str(result), dict(result.params)
 
@@ -69,11 +68,9 @@ def run(conn, statements, commit=False):
 
 
 def _with_array_texts(params):
-    """``params`` with each list of strings, integers and None written
-    as a PostgreSQL array literal. The statements compiled here cast
-    every array parameter to its type, and the driver's own adaptation
-    of a list looks for its elements' type at every call, a large part
-    of a claim's Python."""
+    """``params`` with each list of strings, integers and None as a
+    PostgreSQL array literal: the statements cast them, and the driver's
+    list adaptation looks for types per call, much of a claim's Python."""
     if not params:
         return params
     return {name: _array_text(value) if type(value) is list else value
@@ -113,9 +110,7 @@ def _as_sqlalchemy_error(conn, raw, statements, exc, commit):
 
 
 def _no_answer(exc):
-    """Whether the driver's error says the connection failed before the
-    database answered: libpq's errors carry no SQLSTATE, and a lost
-    connection is its OperationalError (db_engine.not_serving's test).
-    An error the driver raised before sending anything is neither."""
+    """Whether the connection failed before the database answered: an
+    error without SQLSTATE (libpq's) that db_engine.not_serving knows."""
     return (getattr(exc, 'sqlstate', None) is None
             and db_engine.not_serving(exc))

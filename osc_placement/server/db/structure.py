@@ -21,6 +21,5 @@ READ_STAMP = sa.select(_STRUCTURE.c.version).where(_STRUCTURE.c.id == 1)
 
 
 def read_stamp(conn):
-    """The current stamp, or None if the row is missing (nothing may be
-    kept then)."""
+    """The current stamp, or None without the row (nothing is kept then)."""
     return conn.execute(READ_STAMP).scalar()

@@ -17,8 +17,7 @@ CUSTOM_RC_MIN_ID = 10000
 
 
 def utcnow():
-    """Naive UTC, the stored times' convention: the same clock handlers
-    use for answers with no stored time (handlers/common.now)."""
+    """Naive UTC, as times are stored (and handlers/common.now answers)."""
     return timeutils.utcnow()
 
 

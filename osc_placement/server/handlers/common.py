@@ -43,7 +43,5 @@ def changed_at(row):
 
 
 def now():
-    """Last-Modified of an answer with no stored change time: the time of
-    the answer, as upstream sends (the clock of the stored times,
-    db/tables.utcnow)."""
+    """Last-Modified without a stored time: the answer's, as upstream's."""
     return timeutils.utcnow()

@@ -341,13 +341,12 @@ def _queue_for_providers(conn, uuids, held):
     writers of one provider take turns rather than all but one losing
     the compare-and-swap (which still guards correctness on its own).
 
-    The usage rows are locked first, in key order: the named providers'
-    and ``held``'s (those the consumers hold allocations on now). Every
-    writer of allocations, upstream's too (its allocation triggers lock
-    them), takes them before the provider rows, so writers of one
-    provider never wait for each other in opposite orders. A consumer
-    whose allocations change after ``held`` was read fails its
-    generation's swap, and the write runs again."""
+    Usage rows first, in key order: the named providers' and ``held``'s
+    (those the consumers hold allocations on now). Every writer of
+    allocations, upstream's too (its triggers lock them), takes them
+    before the provider rows, so writers never wait in opposite orders.
+    A consumer whose allocations change after ``held`` was read fails
+    its generation's swap, and the write runs again."""
     dialect = conn.dialect.name
     if dialect == 'sqlite' or not (uuids or held):
         return
@@ -467,9 +466,7 @@ def _lock_then_read_consumers(conn, writes, named):
 
 
 def replace_alone(conn, writes, messages=None):
-    """``replace`` as the whole of its transaction (PUT and POST
-    /allocations): a scheduler's claim may then commit with its last
-    statement (see _read_for_claim)."""
+    """``replace`` as the whole transaction: the claim may commit with it."""
     replace(conn, writes, messages, alone=True)
 
 

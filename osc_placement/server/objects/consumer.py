@@ -94,17 +94,14 @@ def _ids_found(wanted, rows):
 
 
 def ensure_ids(conn, wanted):
-    """{kind: {name: id}} for ``wanted`` ({kind: set of names}), creating
-    the projects, users and consumer types that are new.
-
-    On MySQL a row committed by another request after this transaction's
-    snapshot is invisible here; re-running the request then finds it."""
+    """{kind: {name: id}} for ``wanted``, creating the names that are new."""
     return _with_missing_added(conn, wanted, _select_ids(conn, wanted))
 
 
 def _with_missing_added(conn, wanted, found):
     """``found`` completed with the ids of the names of ``wanted`` it
-    lacks, their rows created."""
+    lacks, their rows created; a row another request committed after a
+    MySQL transaction's snapshot stays invisible, so the request re-runs."""
     missing = {kind: set(names) - set(found[kind])
                for kind, names in wanted.items()}
     if not any(missing.values()):
@@ -201,11 +198,8 @@ def check_generation(uuid, existing, given):
 
 
 def create_many(conn, rows):
-    """Insert new consumers: generation 1 after a first write with
-    allocations, 0 after one without (allocation.py).
-
-    ``rows``: dicts with uuid, project_id, user_id, consumer_type_id,
-    generation."""
+    """Insert consumers, ``rows`` of their columns but created_at; the
+    generation is 1 after a first write with allocations, 0 without."""
     if rows:
         now = tables.utcnow()
         conn.execute(_C.insert(), [dict(r, created_at=now) for r in rows])
@@ -234,11 +228,9 @@ def delete(conn, consumer):
 
 
 def join_shown(joined, consumer_uuid):
-    """``joined`` outer-joined to the consumer whose uuid is in the column
-    ``consumer_uuid``, as the API shows it: with its project's and user's
-    external ids and its type's name (select SHOWN_COLUMNS, read them
-    with shown_from). A chain of outer joins: SQLite evaluates an outer
-    join of a nested join whole, every consumer of the cloud."""
+    """``joined`` outer-joined to the consumer of uuid ``consumer_uuid``
+    as shown (SHOWN_COLUMNS, shown_from): chained, as SQLite evaluates an
+    outer join of a nested join whole, every consumer of the cloud."""
     return (joined.outerjoin(_C, _C.c.uuid == consumer_uuid)
             .outerjoin(_P, _P.c.id == _C.c.project_id)
             .outerjoin(_U, _U.c.id == _C.c.user_id)

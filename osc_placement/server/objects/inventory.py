@@ -38,18 +38,14 @@ def with_defaults(record):
 
 
 def capacity(inventory):
-    """What an inventory can serve in all, unrounded, as upstream compares
-    it: ``(total - reserved) * allocation_ratio``. ``inventory`` is a
-    record or row, or a table's columns (``inventories.c``, or an alias's)
-    for the same rule as an SQL expression."""
+    """Unrounded ``(total - reserved) * allocation_ratio``, as upstream
+    compares it, of a record, row or table's columns (an SQL rule)."""
     return capacity_of(inventory['total'], inventory['reserved'],
                        inventory['allocation_ratio'])
 
 
 def capacity_of(total, reserved, allocation_ratio):
-    """The capacity rule itself, for callers holding the three values
-    (the candidate search builds one per inventory it loads); plain
-    numbers or SQL expressions alike."""
+    """The capacity rule of three numbers or SQL expressions."""
     return (total - reserved) * allocation_ratio
 
 
@@ -132,14 +128,13 @@ def allocated_classes(conn, provider_id, class_ids=None):
 
 def in_use_conflict(conn, provider_uuid, prefix='update conflict: ',
                     code=errors.INVENTORY_INUSE):
-    """The 409 for removing inventory that has allocations, as a function
-    of the busy class ids (the ``in_use_error`` of :func:`replace_all`).
+    """The 409 for removing inventory in use, as a function of the busy
+    class ids (the ``in_use_error`` of :func:`replace_all`).
 
-    Upstream's text names the classes in class id order, as its GROUP BY
-    resource_class_id query hands them over. A whole-inventory PUT and
-    the reshaper prefix it as upstream does; a whole DELETE does not;
-    the DELETE of one class names it, with the concurrent_update code
-    [quirk]."""
+    Classes in class id order, as upstream's GROUP BY gives them. A
+    whole-inventory PUT and the reshaper prefix it as upstream does; a
+    whole DELETE does not; the DELETE of one class names it, with the
+    concurrent_update code [quirk]."""
     def error(class_ids):
         names = resource_class.names_for(conn, class_ids)
         return errors.Conflict(

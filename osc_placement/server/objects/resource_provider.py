@@ -53,17 +53,12 @@ def require(conn, uuid, template=NOT_FOUND):
 
 
 def select_with_provider(columns, joins, order_by=()):
-    """SELECT of a provider's generation (``provider_generation``) and
-    ``columns`` of its rows: the provider's table outer-joined to each
-    ``(table, on)`` of ``joins`` in turn, by the provider's uuid
-    (parameter ``uuid``). A provider without such rows gives one row
-    whose joined tables' columns are None; a missing provider none.
-    Build it once (functools.lru_cache) and read it with
-    :func:`read_with_provider`.
-
-    A chain of outer joins rather than one outer join of a nested join:
-    SQLite evaluates the nested join whole (every allocation, or every
-    consumer) before it joins the provider."""
+    """SELECT of ``provider_generation`` and ``columns``: the provider
+    (parameter ``uuid``) outer-joined to each ``(table, on)`` of ``joins``
+    in turn; one row of None columns for a provider without such rows,
+    none for a missing one. Build it once (lru_cache), read it with
+    :func:`read_with_provider`. A chain of outer joins, as SQLite evaluates
+    a nested join whole (every allocation or consumer) before the provider."""
     joined = _RP
     for table, on in joins:
         joined = joined.outerjoin(table, on)
@@ -76,15 +71,11 @@ def select_with_provider(columns, joins, order_by=()):
 
 def read_with_provider(conn, statement, uuid, row_column, template,
                        **params):
-    """(provider generation, its rows) of a :func:`select_with_provider`
-    statement (with ``params`` besides the uuid), the rows whose column
-    ``row_column`` is set; 404 with ``template`` as :func:`require` when
-    there is no such provider.
-
-    One statement, so the generation is that of the rows read: read
-    apart, a writer committing in between gave new rows with the old
-    generation, or old rows with the new one, which a client's
-    read-modify-write would then send back unseen."""
+    """(provider generation, rows whose ``row_column`` is set) of a
+    :func:`select_with_provider` statement, or 404 with ``template``. One
+    statement, so the generation is the rows': read apart, a writer in
+    between paired old with new, which a client's read-modify-write then
+    sent back unseen."""
     rows = conn.execute(statement, dict(params, uuid=uuid)).mappings().all()
     if not rows:
         raise errors.NotFound(template % {'uuid': uuid})

@@ -29,26 +29,15 @@ def for_version(table, version):
 
 
 def validate(data, schema, template, formats):
-    """Raise errors.BadRequest (``template`` % the error) unless ``data``
-    passes ``schema``, its format checks done by ``formats`` (a
-    jsonschema.FormatChecker).
-
-    When ``data`` breaks two rules that rank alike, the rule tried first
-    is the one reported, and jsonschema tries them in the order of the
-    schema's keys; the error's text prints the schema in that order too.
-    Both are upstream's as long as the schema's keys are in upstream's
-    order, which is why the schemas keep it."""
+    """Raise errors.BadRequest (``template`` % error) unless ``data`` fits."""
     _check(_validator(_key(schema), formats), data, template)
 
 
 def validate_query(params, schema):
-    """``validate`` for a query string: ``params`` maps each key to a
-    string (its last value, as upstream validates ``dict(request.GET)``),
-    in the query's order.
-
-    Schedulers send the same few query strings over and over, so a short
-    one that passed is remembered; one that fails raises, which lru_cache
-    does not remember."""
+    """``validate`` for a query: ``params`` maps each key to its last value
+    (as upstream validates ``dict(request.GET)``), in the query's order.
+    Short ones that pass are remembered, as schedulers repeat them;
+    lru_cache does not remember failures, which raise."""
     key, items = _key(schema), tuple(params.items())
     if sum(len(name) + len(value) for name, value in items) <= REMEMBERED:
         _query_passes(key, items)

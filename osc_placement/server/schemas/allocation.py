@@ -167,8 +167,7 @@ def _is_external_id(value):
 
 
 def _is_consumer_type(value):
-    """_PUT_138's consumer_type: the class pattern, searched as
-    jsonschema searches it."""
+    """_PUT_138's consumer_type: the class pattern, as jsonschema searches."""
     return _is_external_id(value) and _RC_KEY.search(value) is not None
 
 

@@ -22,9 +22,8 @@ _PARAMS = (
 
 
 def check_query(pairs, version):
-    """400 unless the query ``pairs`` ((key, value) in request order)
-    passes the query schema of ``version``, which sees the last value of
-    each key, as upstream's does."""
+    """400 unless the query ``pairs`` pass ``version``'s schema, which sees
+    each key's last value, as upstream's does."""
     # A plain (major, minor) pair from a test or tool asks by name too.
     version = microversion.Version(*version)
     schemas.validate_query(dict(pairs), query(version))

@@ -96,13 +96,10 @@ class CandidateRequest:
         return rank
 
     def class_rank_by_id(self, class_ids):
-        """class_rank with the unsuffixed group's classes in class id
-        order (``class_ids``: {name: id}), as upstream's tree path for
-        that group lists them (it builds them from a dict sorted by class
-        id); a class without an id (no inventory anywhere, so in no
-        answer) goes last. The other groups keep the query's order, group
-        after group. Remembered per ids of the request's classes, which
-        stay the same while a structure is kept."""
+        """class_rank with the unsuffixed group's classes in class id order
+        (``class_ids``: {name: id}), as upstream's tree path lists them; a
+        class with no id (in no answer) goes last, other groups as queried.
+        Remembered per the ids, which stay while a structure is kept."""
         key = tuple(class_ids.get(name) for name in self.class_rank)
         ranks = self.__dict__.setdefault('_ranks_by_id', {})
         rank = ranks.get(key)
