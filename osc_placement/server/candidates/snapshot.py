@@ -154,9 +154,7 @@ def with_replaced(inventories, changed):
 
 
 def same_inventories(held, now):
-    """Whether a provider's inventories ``now`` are those a memo ``held``:
-    equal by value. A kept structure rebuilds only the providers whose
-    usage changed, so most are the very dict held, the cheap answer."""
+    """Equal by value; mostly the very dict held, the cheap answer."""
     return now is held or now == held
 
 
