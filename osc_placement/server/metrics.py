@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import shutil
+import struct
 import tempfile
 import threading
 import time
@@ -311,10 +312,28 @@ class Instruments:
         the server has one process and no directory)."""
         if not self.multiprocess:
             return self.registry.collect()
-        from prometheus_client import multiprocess
         path = os.environ[MULTIPROC_ENV]
         forget_dead_processes(path)
-        return multiprocess.MultiProcessCollector(None, path).collect()
+        return families_in(path)
+
+
+# How often a directory is read again when a file in it is being created.
+CREATED_FILE_READS = 3
+
+
+def families_in(path):
+    """The metric families of every process's files in ``path``.
+
+    prometheus_client creates a process's file empty and then sizes it,
+    and a read between the two fails (struct.error): a worker writing its
+    first values as the scrape comes. The file is whole a moment later."""
+    from prometheus_client import multiprocess
+    for _ in range(CREATED_FILE_READS - 1):
+        try:
+            return multiprocess.MultiProcessCollector(None, path).collect()
+        except struct.error:
+            time.sleep(0.01)
+    return multiprocess.MultiProcessCollector(None, path).collect()
 
 
 class _Observations:

@@ -22,7 +22,7 @@ import time
 import uuid
 
 import prometheus_client
-from prometheus_client import multiprocess
+from prometheus_client import mmap_dict
 from prometheus_client import parser
 import testtools
 import webob
@@ -386,8 +386,12 @@ DURATIONS = sorted({bound * factor for bound in metrics.BUCKETS
 
 def collected(collector):
     """{(name, frozenset of labels): value} of a collector."""
+    return sampled(collector.collect())
+
+
+def sampled(families):
     return {(sample.name, frozenset(sample.labels.items())): sample.value
-            for family in collector.collect() for sample in family.samples}
+            for family in families for sample in family.samples}
 
 
 class TestBuffered(testtools.TestCase):
@@ -505,6 +509,23 @@ class TestWorkers(testtools.TestCase):
         found = samples(webob.Response(self.run_worker(2, 'scrape')))
         self.assertEqual((5, 5), counted(found))
 
+    def test_a_file_read_as_it_is_created_is_read_again(self):
+        # prometheus_client creates a file empty, then sizes it: here the
+        # worker finishes during the reader's pause.
+        path = os.path.join(self.directory, 'counter_4242.db')
+        open(path, 'wb').close()
+
+        def worker_finishes(seconds):
+            values = mmap_dict.MmapedDict(path)
+            values.write_value(mmap_dict.mmap_key(
+                'placement_conflicts', 'placement_conflicts_total', [], [],
+                'Conflicts.'), 2.0, 0.0)
+            values.close()
+        self.patch(metrics.time, 'sleep', worker_finishes)
+        self.assertEqual(2.0, sampled(metrics.families_in(
+            self.directory)).get(('placement_conflicts_total',
+                                  frozenset())))
+
     def test_the_thread_writes_a_live_worker_counts(self):
         proc = self.worker(4, 'wait', stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE)
@@ -520,6 +541,5 @@ class TestWorkers(testtools.TestCase):
     def conflicts(self):
         """The 409s counted in the directory's files, read here."""
         return value(
-            collected(multiprocess.MultiProcessCollector(None,
-                                                         self.directory)),
+            sampled(metrics.families_in(self.directory)),
             'placement_conflicts_total', code='placement.concurrent_update')
