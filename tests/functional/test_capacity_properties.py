@@ -45,8 +45,8 @@ class RandomClouds:
             if cloud.aggs[old]:
                 self.set_provider_aggregates(
                     rp, [aggs[agg] for agg in cloud.aggs[old]])
-            if props.cs.SHARING_TRAIT in cloud.traits[old]:
-                self.set_provider_traits(rp, [props.cs.SHARING_TRAIT])
+            if props.cn.SHARING_TRAIT in cloud.traits[old]:
+                self.set_provider_traits(rp, [props.cn.SHARING_TRAIT])
         return new
 
     def make_usage(self, rp, inventory, used):
@@ -70,7 +70,7 @@ class FitPropertyTests(RandomClouds, test_capacity.CapacityTestCase):
         tree = {p for p in cloud.parent if cloud.root(p) == root}
         aggs = set().union(*(cloud.aggs[p] for p in tree))
         sharing = {p for p in cloud.parent
-                   if props.cs.SHARING_TRAIT in cloud.traits[p]
+                   if props.cn.SHARING_TRAIT in cloud.traits[p]
                    and cloud.aggs[p] & aggs}
         return [new[p] for p in tree | sharing]
 
