@@ -330,11 +330,19 @@ class TestClassification(testtools.TestCase):
         else:
             self.fail('connected to a database that does not exist')
 
+
+class TestPipelineOnPostgreSQL(testtools.TestCase):
+    """Statements sent through psycopg itself (db/pipeline.py, PostgreSQL
+    only) meet a lost connection as SQLAlchemy's own do."""
+
+    def setUp(self):
+        super().setUp()
+        engine = db_engine.create_engine(
+            server_fixtures.database().engine.url)
+        self.addCleanup(engine.dispose)
+        self.db = db_engine.Database(engine)
+
     def test_a_lost_connection_in_a_pipeline_renews_the_pool(self):
-        with self.db.read() as conn:
-            if not pipeline.available(conn):
-                self.skipTest('statements go through psycopg itself '
-                              'on PostgreSQL only')
         backends = self.pooled_backends(2)
         with server_fixtures.database().read() as conn:
             for backend in backends:
@@ -653,7 +661,8 @@ def _kill(proc):
 
 def load_tests(loader, standard_tests, pattern):
     """Only in the PostgreSQL and MariaDB/MySQL passes of the suite."""
-    cases = {'postgresql': (TestReadOnlyPostgreSQL,),
+    cases = {'postgresql': (TestReadOnlyPostgreSQL,
+                            TestPipelineOnPostgreSQL),
              'mysql': ()}.get(_test_backend())
     suite = unittest.TestSuite()
     if cases is not None:
