@@ -285,6 +285,20 @@ class ScenarioMixin:
             {'resource_provider_generation': provider['generation'],
              'traits': sorted(set(traits) | {trait})}, version='1.6')
 
+    def add_provider_aggregate(self, rp_uuid):
+        """A new Placement aggregate holding the provider (the way an
+        operator groups hosts for a bulk command); its uuid."""
+        aggregate = str(uuid.uuid4())
+        provider = self.placement_get('/resource_providers/%s' % rp_uuid)
+        found = self.placement_get(
+            '/resource_providers/%s/aggregates' % rp_uuid,
+            version='1.19')['aggregates']
+        self._placement_write(
+            'put', '/resource_providers/%s/aggregates' % rp_uuid,
+            {'resource_provider_generation': provider['generation'],
+             'aggregates': found + [aggregate]}, version='1.19')
+        return aggregate
+
     def _placement_write(self, method, url, body,
                          version=PLACEMENT_WRITE_VERSION):
         if method == 'put':

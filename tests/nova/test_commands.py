@@ -71,11 +71,14 @@ class AuditWorldTest(base.NovaWorldTestCase, scenarios.ScenarioMixin):
         self.assertEqual(expected, {uuid: row['problem']
                                     for uuid, row in found.items()})
         self.assertIn('2 consumers are not Nova\'s', err)
-        code, scoped, err = self.audit('--resource-provider', 'evac-src')
-        self.assertEqual(3, code, err)
-        self.assertEqual({evacuated.servers[0]: 'doubled'},
-                         {uuid: row['problem']
-                          for uuid, row in scoped.items()})
+        aggregate = self.add_provider_aggregate(self.provider_of('evac-src'))
+        for scope in (('--resource-provider', 'evac-src'),
+                      ('--aggregate', aggregate)):
+            code, scoped, err = self.audit(*scope)
+            self.assertEqual(3, code, err)
+            self.assertEqual({evacuated.servers[0]: 'doubled'},
+                             {uuid: row['problem']
+                              for uuid, row in scoped.items()}, scope)
         self.assertIn('pre-migrating, but the server is ACTIVE and not '
                       'moving', found[interrupted.migrations[0]]['detail'])
         self.assertIn('go back to the server',
