@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a request needs, worked out from the parsed request alone: the
-slice of the database to read (SliceSpec), the search options, and the
-hashable keys the memos keep their entries under.
+slice of the database to read (SliceSpec) and the search options. The
+memos' keys are the parsed request's own (request_groups.CandidateRequest).
 """
 
 import dataclasses
@@ -9,7 +9,6 @@ import random
 
 from osc_placement.server.candidates import snapshot
 
-SHARING_TRAIT = snapshot.SHARING_TRAIT
 DEPTH_FIRST = 'depth-first'
 BREADTH_FIRST = 'breadth-first'
 
@@ -44,7 +43,7 @@ def snapshot_needs(request):
     for group in request.groups:
         for rc, amount in group.resources.items():
             min_amounts[rc] = min(amount, min_amounts.get(rc, amount))
-    traits = set(request.trait_names()) | {SHARING_TRAIT}
+    traits = set(request.trait_names()) | {snapshot.SHARING_TRAIT}
     aggregates = set()
     for group in request.groups:
         aggregates |= group.aggregate_uuids()
