@@ -274,18 +274,21 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
         self.assertEqual(RESOURCES, self.usage())
 
 
-class TestClassification(testtools.TestCase):
-    """Which real errors of the database are 503s: a connection the
-    database ends (an administrator's kill, a shutdown) is, a faulty
-    statement is not; and the pool recovers from the first."""
+class _OwnEngineCase(testtools.TestCase):
+    """On an engine of its own: the tests invalidate its pool."""
 
     def setUp(self):
         super().setUp()
-        # An engine of its own: the test invalidates its pool.
         engine = db_engine.create_engine(
             server_fixtures.database().engine.url)
         self.addCleanup(engine.dispose)
         self.db = db_engine.Database(engine)
+
+
+class TestClassification(_OwnEngineCase):
+    """Which real errors of the database are 503s: a connection the
+    database ends (an administrator's kill, a shutdown) is, a faulty
+    statement is not; and the pool recovers from the first."""
 
     def failure(self, statement):
         try:
@@ -331,16 +334,9 @@ class TestClassification(testtools.TestCase):
             self.fail('connected to a database that does not exist')
 
 
-class TestPipelineOnPostgreSQL(testtools.TestCase):
+class TestPipelineOnPostgreSQL(_OwnEngineCase):
     """Statements sent through psycopg itself (db/pipeline.py, PostgreSQL
     only) meet a lost connection as SQLAlchemy's own do."""
-
-    def setUp(self):
-        super().setUp()
-        engine = db_engine.create_engine(
-            server_fixtures.database().engine.url)
-        self.addCleanup(engine.dispose)
-        self.db = db_engine.Database(engine)
 
     def test_a_lost_connection_in_a_pipeline_renews_the_pool(self):
         backends = self.pooled_backends(2)
