@@ -13,10 +13,9 @@ holding the database's answers for a moment (a COMMIT that reaches the
 database and is applied, whose answer never comes back).
 
 These tests exist in the suite's PostgreSQL and MariaDB/MySQL passes
-only (``load_tests``): SQLite has no connection to lose. The read-only
-case exists in the PostgreSQL pass only: a MariaDB server is made
-read-only for every session at once (``SET GLOBAL read_only``), and the
-server is shared.
+only (``load_tests``): SQLite has no connection to lose. On MariaDB/MySQL
+the read-only case makes the whole shared server read-only (``SET GLOBAL
+read_only``), for one write's time.
 
     OSC_PLACEMENT_TEST_DB_URL=postgresql+psycopg://postgres@127.0.0.1/ \\
         .venv/bin/python -m testtools.run tests.server.test_database_outage
@@ -274,18 +273,21 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
         self.assertEqual(RESOURCES, self.usage())
 
 
-class TestClassification(testtools.TestCase):
-    """Which real errors of the database are 503s: a connection the
-    database ends (an administrator's kill, a shutdown) is, a faulty
-    statement is not; and the pool recovers from the first."""
+class _OwnEngineCase(testtools.TestCase):
+    """On an engine of its own: the tests invalidate its pool."""
 
     def setUp(self):
         super().setUp()
-        # An engine of its own: the test invalidates its pool.
         engine = db_engine.create_engine(
             server_fixtures.database().engine.url)
         self.addCleanup(engine.dispose)
         self.db = db_engine.Database(engine)
+
+
+class TestClassification(_OwnEngineCase):
+    """Which real errors of the database are 503s: a connection the
+    database ends (an administrator's kill, a shutdown) is, a faulty
+    statement is not; and the pool recovers from the first."""
 
     def failure(self, statement):
         try:
@@ -331,16 +333,9 @@ class TestClassification(testtools.TestCase):
             self.fail('connected to a database that does not exist')
 
 
-class TestPipelineOnPostgreSQL(testtools.TestCase):
+class TestPipelineOnPostgreSQL(_OwnEngineCase):
     """Statements sent through psycopg itself (db/pipeline.py, PostgreSQL
     only) meet a lost connection as SQLAlchemy's own do."""
-
-    def setUp(self):
-        super().setUp()
-        engine = db_engine.create_engine(
-            server_fixtures.database().engine.url)
-        self.addCleanup(engine.dispose)
-        self.db = db_engine.Database(engine)
 
     def test_a_lost_connection_in_a_pipeline_renews_the_pool(self):
         backends = self.pooled_backends(2)
@@ -369,44 +364,75 @@ class TestPipelineOnPostgreSQL(testtools.TestCase):
                     for conn in conns]
 
 
-class TestReadOnlyPostgreSQL(OutageAssertions, testtools.TestCase):
-    """A write that reaches a read-only PostgreSQL (a standby that took
-    the primary's address) is a 503, whose connection is discarded."""
+class _ReadOnlyCase(OutageAssertions, testtools.TestCase):
+    """A write that reaches a database gone read-only under the app (a
+    standby or replica that took the primary's place) is a 503, whose
+    connection is discarded."""
 
-    def test_a_write_refused_read_only_is_unavailable(self):
-        url = server_fixtures.database().engine.url
-        writable = app_mod.make_app(
-            conf_mod.make_conf(url.render_as_string(hide_password=False),
-                               sync_on_startup=False),
-            db=server_fixtures.database())
+    def provider(self):
+        """A new provider with inventory, written as the suite's user."""
+        app = _app(server_fixtures.database())
         provider = str(uuid.uuid4())
         self.assertEqual(200, webob_requests.request(
-            writable, 'POST', '/resource_providers',
+            app, 'POST', '/resource_providers',
             json.dumps({'uuid': provider, 'name': provider}),
             MICROVERSION).status_int)
-        engine = db_engine.create_engine(url)
-        self.addCleanup(engine.dispose)
-        sa.event.listen(engine, 'connect', _read_only_session)
-        connects = []
-        sa.event.listen(engine, 'connect', lambda *args: connects.append(1))
-        read_only = app_mod.make_app(
-            conf_mod.make_conf(url.render_as_string(hide_password=False),
-                               sync_on_startup=False),
-            db=db_engine.Database(engine))
+        self.assertEqual(200, webob_requests.request(
+            app, 'PUT', '/resource_providers/%s/inventories' % provider,
+            json.dumps({'resource_provider_generation': 0,
+                        'inventories': INVENTORY}), MICROVERSION).status_int)
+        return provider
+
+    def app_on(self, url, on_connect=None):
+        """An app on an engine of its own for ``url``, ``self.engine``;
+        ``self.connects`` counts the connections it opens."""
+        self.engine = db_engine.create_engine(url)
+        self.addCleanup(self.engine.dispose)
+        if on_connect is not None:
+            sa.event.listen(self.engine, 'connect', on_connect)
+        self.connects = []
+        sa.event.listen(self.engine, 'connect',
+                        lambda *args: self.connects.append(1))
+        return _app(db_engine.Database(self.engine))
+
+    def put_allocation(self, app, provider):
+        return webob_requests.request(
+            app, 'PUT', '/allocations/%s' % uuid.uuid4(),
+            json.dumps(allocation_body(provider)), MICROVERSION)
+
+    def assert_write_refused(self, app, provider, why, read_only=None):
+        """A claim sent while ``read_only`` holds is answered 503, the log
+        says ``why``, and its connection, the app's first, is discarded:
+        the next request opens another."""
         log = self.useFixture(fixtures.FakeLogger(
             level=logging.WARNING, name='osc_placement'))
-        resp = webob_requests.request(
-            read_only, 'PUT', '/allocations/%s' % uuid.uuid4(),
-            json.dumps(allocation_body(provider)), MICROVERSION)
+        with read_only or contextlib.nullcontext():
+            resp = self.put_allocation(app, provider)
         self.assert_unavailable_answer(Answer(
             'PUT', resp.status_int, resp.headerlist, resp.json, 0, 0))
-        self.assertIn('read-only transaction', log.output)
+        self.assertIn(why, log.output)
         # Its connection was discarded: the next request opens another.
-        self.assertEqual(1, len(connects))
+        self.assertEqual(1, len(self.connects))
         self.assertEqual(200, webob_requests.request(
-            read_only, 'GET', '/resource_providers/%s' % provider,
+            app, 'GET', '/resource_providers/%s' % provider,
             None, MICROVERSION).status_int)
-        self.assertEqual(2, len(connects))
+        self.assertEqual(2, len(self.connects))
+
+
+def _app(db):
+    return app_mod.make_app(
+        conf_mod.make_conf(db.engine.url.render_as_string(
+            hide_password=False), sync_on_startup=False), db=db)
+
+
+class TestReadOnlyPostgreSQL(_ReadOnlyCase):
+    """Its connections' sessions are read-only, as a standby's are."""
+
+    def test_a_write_refused_read_only_is_unavailable(self):
+        provider = self.provider()
+        app = self.app_on(server_fixtures.database().engine.url,
+                          on_connect=_read_only_session)
+        self.assert_write_refused(app, provider, 'read-only transaction')
 
 
 def _read_only_session(dbapi_conn, record):
@@ -414,6 +440,58 @@ def _read_only_session(dbapi_conn, record):
         cursor.execute('SET SESSION CHARACTERISTICS AS TRANSACTION '
                        'READ ONLY')
     dbapi_conn.commit()
+
+
+class TestReadOnlyMariaDB(_ReadOnlyCase):
+    """The server is made read-only (SET GLOBAL read_only), as a Galera
+    node or replica is in a failover, around one write only: the server
+    is shared. read_only binds no client with the privilege to bypass it
+    (READ_ONLY ADMIN, or SUPER on MySQL), such as the suite's root, so
+    the app connects as a user of its own."""
+
+    def test_a_write_refused_read_only_is_unavailable(self):
+        provider = self.provider()
+        app = self.app_on(self.own_user_url())
+        errors = []
+        sa.event.listen(self.engine, 'handle_error', lambda context:
+                        errors.append(context.original_exception))
+        # Its grants suffice: the refusal below is read_only's.
+        self.assertEqual(204, self.put_allocation(app, provider).status_int)
+        self.assert_write_refused(app, provider, '--read-only option',
+                                  read_only=self.server_read_only())
+        # ER_OPTION_PREVENTS_STATEMENT, from the driver.
+        self.assertEqual([1290], [exc.args[0] for exc in errors])
+
+    def own_user_url(self):
+        """The suite's database as a new user who may read and write its
+        tables and nothing more; dropped at cleanup."""
+        url = server_fixtures.database().engine.url
+        user = {'user': 'osc_read_only_%s' % uuid.uuid4().hex[:12],
+                'host': '%'}
+        password = uuid.uuid4().hex
+        self.addCleanup(_as_root, 'DROP USER IF EXISTS :user@:host', user)
+        _as_root('CREATE USER :user@:host IDENTIFIED BY :password',
+                 dict(user, password=password))
+        _as_root('GRANT SELECT, INSERT, UPDATE, DELETE ON `%s`.* TO '
+                 ':user@:host' % url.database, user)
+        return url.set(username=user['user'], password=password)
+
+    @contextlib.contextmanager
+    def server_read_only(self):
+        """The whole server read-only for the block's time only."""
+        self.addCleanup(_as_root, 'SET GLOBAL read_only = OFF')
+        _as_root('SET GLOBAL read_only = ON')
+        try:
+            yield
+        finally:
+            _as_root('SET GLOBAL read_only = OFF')
+
+
+def _as_root(statement, params=None):
+    """Run ``statement`` as the suite's own user, outside a transaction."""
+    with server_fixtures.database().engine.connect() as conn:
+        conn.execution_options(isolation_level='AUTOCOMMIT')
+        conn.execute(sa.text(statement), params or {})
 
 
 class TestOutageUnderWrites(OutageAssertions, testtools.TestCase):
@@ -663,7 +741,7 @@ def load_tests(loader, standard_tests, pattern):
     """Only in the PostgreSQL and MariaDB/MySQL passes of the suite."""
     cases = {'postgresql': (TestReadOnlyPostgreSQL,
                             TestPipelineOnPostgreSQL),
-             'mysql': ()}.get(_test_backend())
+             'mysql': (TestReadOnlyMariaDB,)}.get(_test_backend())
     suite = unittest.TestSuite()
     if cases is not None:
         for case in (TestClassification, TestLostCommit,
