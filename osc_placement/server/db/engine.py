@@ -20,6 +20,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import pool
 
+from osc_placement.server.db import libpq
+
 LOG = logging.getLogger(__name__)
 _WRITE = 'placement_write'
 # MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
@@ -35,6 +37,9 @@ DUPLICATE_KEY = 'duplicate_key'
 DEADLOCK = 'deadlock'
 LOCK_WAIT_TIMEOUT = 'lock_wait_timeout'
 SERIALIZATION_FAILURE = 'serialization_failure'
+STATEMENTS_LOST = 'prepared_statements_lost'
+_RETRY_TEXTS = {STATEMENTS_LOST: "the connection's prepared statements "
+                                 "were deallocated"}
 
 
 class Retry(Exception):
@@ -194,12 +199,11 @@ def wait_for_database(engine, db_conf):
             time.sleep(db_conf.retry_interval)
 
 
-# Statements the driver keeps prepared per connection. psycopg's default,
-# 100, is about the number of distinct statements the API sends (IN lists
-# of different lengths are different statements), so the candidate
-# statements could be evicted by the rest. Each candidate statement holds
-# far more of a backend's memory than the API's ordinary ones.
-_PG_PREPARED_MAX = 250
+# Statements the driver keeps prepared per connection: the API's ordinary
+# ones (IN lists of different lengths are different statements). The
+# candidate statements and the claim's, each holding far more of a
+# backend's memory, are db/pipeline.py's, which keeps its own.
+_PG_PREPARED_MAX = 100
 
 
 # PostgreSQL's cost of a page read out of order, relative to one read in
@@ -240,13 +244,13 @@ def replace_rollback(engine, rollback):
 
 
 def _rollback_keeping_prepared(dbapi_conn):
-    """ROLLBACK keeping prepared statements, which psycopg's rollback()
-    drops: the API never changes the schema, and schedulers' 409s would
-    cost the connection's next requests their plans."""
+    """ROLLBACK through libpq, keeping the prepared statements psycopg
+    drops after a ROLLBACK it runs: schedulers' 409s would cost the
+    connection's next requests their plans."""
     # SQLAlchemy passes the driver's connection or the pool's proxy of it.
     raw = getattr(dbapi_conn, 'dbapi_connection', dbapi_conn)
     if raw.info.transaction_status.name != 'IDLE':
-        raw.execute('ROLLBACK')
+        libpq.command(raw, b'ROLLBACK')
 
 
 def is_retryable(exc):
@@ -413,7 +417,8 @@ class Database:
                 if last:
                     raise
                 self._retried(fn, attempt, exc.reason,
-                              'a generation or row changed')
+                              _RETRY_TEXTS.get(exc.reason,
+                                               'a generation or row changed'))
             except sa.exc.IntegrityError:
                 # A concurrent insert of the same key: re-run, and the
                 # re-run's own checks give the proper answer (e.g. 409).
