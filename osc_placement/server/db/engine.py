@@ -340,6 +340,30 @@ def not_serving(orig):
             or sqlstate.startswith(_PG_CONNECTION_CLASS))
 
 
+@contextlib.contextmanager
+def _driver_autocommit(conn):
+    """psycopg's connection in autocommit for the block, set on the
+    driver: SQLAlchemy's isolation level option, and its reset when the
+    pool takes the connection back, cost a read far more."""
+    raw = conn.connection.driver_connection
+    raw.autocommit = True
+    try:
+        yield
+    finally:
+        _end_driver_autocommit(conn, raw)
+
+
+def _end_driver_autocommit(conn, raw):
+    # Back to transactions before the pool has the connection again; one
+    # lost meanwhile is not used again.
+    if conn.invalidated:
+        return
+    try:
+        raw.autocommit = False
+    except conn.dialect.loaded_dbapi.Error as exc:
+        conn.invalidate(exc)
+
+
 class Database:
     """The engine plus the per-request transaction helpers."""
 
@@ -375,11 +399,14 @@ class Database:
         state (allocations and the generation a client writes them back
         with) is read by one statement."""
         with self._lock, self._connect() as conn:
-            if not self._reads_need_transaction:
+            if self._reads_need_transaction:
+                with conn.begin():
+                    yield conn
+            elif conn.dialect.driver == 'psycopg':
+                with _driver_autocommit(conn):
+                    yield conn
+            else:
                 yield conn.execution_options(isolation_level='AUTOCOMMIT')
-                return
-            with conn.begin():
-                yield conn
 
     @contextlib.contextmanager
     def write(self):
