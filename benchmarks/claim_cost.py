@@ -68,6 +68,7 @@ from osc_placement.server.candidates import policy as candidate_policy
 from osc_placement.server.candidates import search as candidate_search
 from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import libpq
 from osc_placement.server.db import pipeline
 from osc_placement.server.handlers import allocation as alloc_handler
 from osc_placement.server.handlers import allocation_candidate as ac_handler
@@ -357,17 +358,18 @@ class Phases:
     def _direct(self, run):
         """The statements sent through psycopg itself (db/pipeline.py),
         which SQLAlchemy's cursor events do not see."""
-        def timed(conn, statements, commit=False):
+        def timed(conn, statements, commit=False, begin=False):
             kind = self.claims.kind
             if kind is None or threading.get_ident() != self.thread:
-                return run(conn, statements, commit)
+                return run(conn, statements, commit, begin)
             pid = _backend_pid(conn.connection.dbapi_connection)
             wall, on_cpu = time.perf_counter(), _on_cpu_ns(pid)
             try:
-                return run(conn, statements, commit)
+                return run(conn, statements, commit, begin)
             finally:
                 self._add(kind, '(psycopg) ' + ' ; '.join(
-                    [_statement_name(text) for text, _ in statements]
+                    (['BEGIN'] if begin else [])
+                    + [_statement_name(text) for text, _ in statements]
                     + (['COMMIT'] if commit else [])),
                     time.perf_counter() - wall,
                     (_on_cpu_ns(pid) - on_cpu) / 1e9)
@@ -448,7 +450,8 @@ class Wire:
         self._traced = None
         pgconn.untrace()
         self._file.seek(0)
-        self._count(kind, self._file.read(), _prepared_names(dbapi_conn))
+        self._count(kind, self._file.read(),
+                    _prepared_names(dbapi_conn, record))
 
     def _count(self, kind, text, prepared):
         self.checkouts[kind] += 1
@@ -482,13 +485,16 @@ class Wire:
                     burst.append(_sent_name('Query', text))
 
 
-def _prepared_names(dbapi_conn):
-    """{statement name: text} of what psycopg prepared on the
-    connection (its private bookkeeping: this is a measurement)."""
+def _prepared_names(dbapi_conn, record):
+    """{statement name: text} of what psycopg (its private bookkeeping:
+    this is a measurement) and db/pipeline.py prepared on the
+    connection."""
     manager = getattr(dbapi_conn, '_prepared', None)
-    names = getattr(manager, '_names', {})
-    return {name.decode(): key[0].decode(errors='replace')
-            for key, name in names.items()}
+    names = {name.decode(): key[0].decode(errors='replace')
+             for key, name in getattr(manager, '_names', {}).items()}
+    names.update((name.decode(), query.decode(errors='replace'))
+                 for query, name in libpq.prepared_on(record).items())
+    return names
 
 
 def _sent_name(message, detail):

@@ -168,12 +168,12 @@ class TestStatementBudget(AllocationTestCase):
         self.assertLessEqual(len(large), 10, large)
 
     def test_claim_is_two_pipelines_on_postgresql(self):
-        """A new consumer's claim (a scheduler's) on PostgreSQL, after
-        the driver's BEGIN: the ids and the consumer's absence, the
-        providers' locks (their usage rows, then the providers) and the
-        providers' read in one round trip; the write and the COMMIT in
-        the other. The writers queued behind it wait for one round trip
-        and the commit."""
+        """A new consumer's claim (a scheduler's) on PostgreSQL: the
+        BEGIN, the ids and the consumer's absence, the providers' locks
+        (their usage rows, then the providers) and the providers' read
+        in one round trip; the write and the COMMIT in the other. The
+        writers queued behind it wait for one round trip and the
+        commit."""
         rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
                for n in range(3)]
         self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])
@@ -183,8 +183,9 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(204, status)
         if self.db.engine.dialect.name == 'postgresql':
             self.assertEqual([], statements)
-            self.assertEqual([(3, False), (1, True)],
-                             [(len(texts), commit) for texts, commit in trips])
+            self.assertEqual([(3, True, False), (1, False, True)],
+                             [(len(texts), begin, commit)
+                              for texts, begin, commit in trips])
             self.assertIn('FOR UPDATE', trips[0][0][1])
             self.assertIn('WITH bumped', trips[1][0][0])
         else:
@@ -196,13 +197,13 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(3, usages['resource_provider_generation'])
 
     def _round_trips_through_the_driver(self):
-        """A list that fills with ([statement texts], commit) for each
-        round trip db/pipeline.py makes."""
+        """A list that fills with ([statement texts], begin, commit) for
+        each round trip db/pipeline.py makes."""
         real, trips = pipeline.run, []
 
-        def run(conn, statements, commit=False):
-            trips.append(([text for text, _ in statements], commit))
-            return real(conn, statements, commit)
+        def run(conn, statements, commit=False, begin=False):
+            trips.append(([text for text, _ in statements], begin, commit))
+            return real(conn, statements, commit, begin)
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.server.db.pipeline.run', run))
         return trips

@@ -20,6 +20,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import pool
 
+from osc_placement.server.db import libpq
+
 LOG = logging.getLogger(__name__)
 _WRITE = 'placement_write'
 # MySQL/MariaDB deadlock and lock-wait error numbers worth a retry.
@@ -35,6 +37,9 @@ DUPLICATE_KEY = 'duplicate_key'
 DEADLOCK = 'deadlock'
 LOCK_WAIT_TIMEOUT = 'lock_wait_timeout'
 SERIALIZATION_FAILURE = 'serialization_failure'
+STATEMENTS_LOST = 'prepared_statements_lost'
+_RETRY_TEXTS = {STATEMENTS_LOST: "the connection's prepared statements "
+                                 "were deallocated"}
 
 
 class Retry(Exception):
@@ -194,12 +199,11 @@ def wait_for_database(engine, db_conf):
             time.sleep(db_conf.retry_interval)
 
 
-# Statements the driver keeps prepared per connection. psycopg's default,
-# 100, is about the number of distinct statements the API sends (IN lists
-# of different lengths are different statements), so the candidate
-# statements could be evicted by the rest. Each candidate statement holds
-# far more of a backend's memory than the API's ordinary ones.
-_PG_PREPARED_MAX = 250
+# Statements the driver keeps prepared per connection: the API's ordinary
+# ones (IN lists of different lengths are different statements). The
+# candidate statements and the claim's, each holding far more of a
+# backend's memory, are db/pipeline.py's, which keeps its own.
+_PG_PREPARED_MAX = 100
 
 
 # PostgreSQL's cost of a page read out of order, relative to one read in
@@ -240,13 +244,13 @@ def replace_rollback(engine, rollback):
 
 
 def _rollback_keeping_prepared(dbapi_conn):
-    """ROLLBACK keeping prepared statements, which psycopg's rollback()
-    drops: the API never changes the schema, and schedulers' 409s would
-    cost the connection's next requests their plans."""
+    """ROLLBACK through libpq, keeping the prepared statements psycopg
+    drops after a ROLLBACK it runs: schedulers' 409s would cost the
+    connection's next requests their plans."""
     # SQLAlchemy passes the driver's connection or the pool's proxy of it.
     raw = getattr(dbapi_conn, 'dbapi_connection', dbapi_conn)
     if raw.info.transaction_status.name != 'IDLE':
-        raw.execute('ROLLBACK')
+        libpq.command(raw, b'ROLLBACK')
 
 
 def is_retryable(exc):
@@ -336,6 +340,30 @@ def not_serving(orig):
             or sqlstate.startswith(_PG_CONNECTION_CLASS))
 
 
+@contextlib.contextmanager
+def _driver_autocommit(conn):
+    """psycopg's connection in autocommit for the block, set on the
+    driver: SQLAlchemy's isolation level option, and its reset when the
+    pool takes the connection back, cost a read far more."""
+    raw = conn.connection.driver_connection
+    raw.autocommit = True
+    try:
+        yield
+    finally:
+        _end_driver_autocommit(conn, raw)
+
+
+def _end_driver_autocommit(conn, raw):
+    # Back to transactions before the pool has the connection again; one
+    # lost meanwhile is not used again.
+    if conn.invalidated:
+        return
+    try:
+        raw.autocommit = False
+    except conn.dialect.loaded_dbapi.Error as exc:
+        conn.invalidate(exc)
+
+
 class Database:
     """The engine plus the per-request transaction helpers."""
 
@@ -371,11 +399,14 @@ class Database:
         state (allocations and the generation a client writes them back
         with) is read by one statement."""
         with self._lock, self._connect() as conn:
-            if not self._reads_need_transaction:
+            if self._reads_need_transaction:
+                with conn.begin():
+                    yield conn
+            elif conn.dialect.driver == 'psycopg':
+                with _driver_autocommit(conn):
+                    yield conn
+            else:
                 yield conn.execution_options(isolation_level='AUTOCOMMIT')
-                return
-            with conn.begin():
-                yield conn
 
     @contextlib.contextmanager
     def write(self):
@@ -413,7 +444,8 @@ class Database:
                 if last:
                     raise
                 self._retried(fn, attempt, exc.reason,
-                              'a generation or row changed')
+                              _RETRY_TEXTS.get(exc.reason,
+                                               'a generation or row changed'))
             except sa.exc.IntegrityError:
                 # A concurrent insert of the same key: re-run, and the
                 # re-run's own checks give the proper answer (e.g. 409).

@@ -1,24 +1,27 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Statements sent through psycopg itself, several in one round trip.
+"""The hottest statements, several in one round trip (PostgreSQL through
+psycopg only: ``available``).
 
 SQLAlchemy's execution of a statement costs several times the Python of
-the driver's, and each statement it sends is a round trip of its own. The
-hottest statements of the API (the candidate engine's reads, a
-scheduler's claim) are therefore compiled once to the driver's text and
-sent here: prepared, with binary results, in one psycopg pipeline. The
-connection stays SQLAlchemy's, inside its transaction; errors come out as
-SQLAlchemy's, so the callers' handling (re-runs, 503s) is the same as for
+the driver's, and psycopg's own pipeline still costs more Python per
+statement than a claim's statement costs the database. The candidate
+engine's reads and a scheduler's claim are therefore compiled once to the
+driver's text and sent through db/libpq.py. The connection stays
+SQLAlchemy's, in its transaction (libpq tells psycopg its state); errors
+come out as SQLAlchemy's, so callers' handling (re-runs, 503s) is that of
 any other statement.
-
-PostgreSQL through psycopg only (``available``); callers keep the
-SQLAlchemy path for the other databases and drivers.
 """
 
+from psycopg import errors
+from psycopg import pq
 import sqlalchemy as sa
 
 from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import libpq
 
+_BEGIN = b'BEGIN ISOLATION LEVEL READ COMMITTED'
 _COMMIT = b'COMMIT'
+_IDLE = pq.TransactionStatus.IDLE
 
 
 def available(conn):
@@ -33,9 +36,10 @@ def compiled(statement, dialect):
     return str(result), dict(result.params)
 
 
-def run(conn, statements, commit=False):
+def run(conn, statements, commit=False, begin=False):
     """The rows of each statement, (text, parameters or None), sent in
-    one round trip; with ``commit``, the transaction's COMMIT too.
+    one round trip; first a BEGIN with ``begin`` if no transaction is
+    open, last the transaction's COMMIT with ``commit``.
 
     A statement that fails stops the rest (and the COMMIT): the error is
     raised as SQLAlchemy's, and a connection it broke is dropped from the
@@ -43,54 +47,31 @@ def run(conn, statements, commit=False):
     a connection lost while a COMMIT was on its way leaves that unknown:
     CommitOutcomeUnknown, as db.write() raises for its own COMMIT."""
     raw = conn.connection.driver_connection
+    prepared = libpq.prepared_on(conn.connection)
     try:
-        if len(statements) == 1 and not commit:
-            # One statement needs no pipeline, whose set-up and sync cost
-            # a noticeable part of a short read.
-            [(text, params)] = statements
-            cursor = raw.cursor(binary=True)
-            cursor.execute(text, _with_array_texts(params), prepare=True)
-            return [cursor.fetchall()]
-        with raw.pipeline():
-            cursors = [raw.cursor(binary=True) for _ in statements]
-            for cursor, (text, params) in zip(cursors, statements):
-                cursor.execute(text, _with_array_texts(params),
-                               prepare=True)
-            if commit:
-                # Sent as a statement: the driver's commit() would sync
-                # the pipeline, and leaving it would sync it again, one
-                # more round trip.
-                raw.execute(_COMMIT)
-        return [cursor.fetchall() for cursor in cursors]
+        try:
+            return _exchange(raw, prepared, statements, commit, begin)
+        except errors.InvalidSqlStatementName:
+            # Something deallocated this module's statements (a DISCARD
+            # ALL, or psycopg after a DROP it ran): prepared again on the
+            # next try, which outside a transaction can be this one.
+            if raw.pgconn.transaction_status != _IDLE:
+                raise db_engine.Retry(db_engine.STATEMENTS_LOST)
+            return _exchange(raw, prepared, statements, commit, begin)
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _as_sqlalchemy_error(conn, raw, statements, exc,
                                    commit) from exc
 
 
-def _with_array_texts(params):
-    """``params`` with each list of strings, integers and None as a
-    PostgreSQL array literal: the statements cast them, and the driver's
-    list adaptation looks for types per call, much of a claim's Python."""
-    if not params:
-        return params
-    return {name: _array_text(value) if type(value) is list else value
-            for name, value in params.items()}
-
-
-def _array_text(values):
-    items = []
-    for value in values:
-        if value is None:
-            items.append('NULL')
-        elif type(value) is int:
-            items.append(str(value))
-        elif type(value) is str:
-            items.append('"%s"' % value.replace('\\', '\\\\').replace(
-                '"', '\\"'))
-        else:
-            # Anything else keeps the driver's adaptation.
-            return values
-    return '{%s}' % ','.join(items)
+def _exchange(raw, prepared, statements, commit, begin):
+    exchange = libpq.Exchange(raw, prepared)
+    if begin and raw.pgconn.transaction_status == _IDLE:
+        exchange.command(_BEGIN)
+    for text, params in statements:
+        exchange.statement(text, params)
+    if commit:
+        exchange.command(_COMMIT)
+    return exchange.results()
 
 
 def _as_sqlalchemy_error(conn, raw, statements, exc, commit):

@@ -514,10 +514,10 @@ def replace(conn, writes, messages=None, alone=False):
 
 def _read_for_claim(conn, writes, named):
     """A scheduler's claim (new consumers, each with allocations) on
-    PostgreSQL through psycopg, in three round trips where the general
-    path takes seven: the driver's BEGIN, then everything it reads in
-    one, and its writes with the COMMIT in one (a new project or user
-    adds its insert). (ids, providers) as
+    PostgreSQL through psycopg, in two round trips where the general
+    path takes seven: the BEGIN and everything it reads in one, its
+    writes and the COMMIT in the other (a new project or user adds its
+    insert). (ids, providers) as
     _read_consumers and _load_providers give them, the providers' locks
     taken as _queue_for_providers takes them; None for any other write,
     or when a named consumer exists after all: nothing is locked then,
@@ -539,7 +539,7 @@ def _read_for_claim(conn, writes, named):
         (probe[0], dict(probe[1], **probe_params)),
         (lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
                        consumers=probe_params['uuids'])),
-        (load[0], dict(load[1], uuids=uuids))])
+        (load[0], dict(load[1], uuids=uuids))], begin=True)
     ids, existing = consumer_obj.from_probe(conn, wanted, probe_rows)
     if existing:
         return None

@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: Apache-2.0
+"""db/pipeline.py on a real PostgreSQL, through db/libpq.py: values come
+back as sent, several statements make one round trip, statements are
+prepared once per connection and no more than PREPARED_MAX of them, an
+error stops the rest and commits nothing, statements deallocated under
+the server are prepared again, and a ROLLBACK keeps them.
+
+In the suite's PostgreSQL pass only (``load_tests``)::
+
+    OSC_PLACEMENT_TEST_DB_URL=postgresql+psycopg://postgres@127.0.0.1/ \\
+        .venv/bin/python -m testtools.run tests.server.test_libpq
+"""
+
+import datetime
+import decimal
+import os
+import tempfile
+import unittest
+
+import fixtures
+from psycopg import pq
+import sqlalchemy as sa
+import testtools
+
+from osc_placement.server.db import engine as db_engine
+from osc_placement.server.db import libpq
+from osc_placement.server.db import pipeline
+from tests.server import fixtures as server_fixtures
+
+_SCRATCH = ('CREATE TEMPORARY TABLE IF NOT EXISTS scratch '
+            '(id INTEGER PRIMARY KEY)')
+_INSERT = ('INSERT INTO scratch (id) VALUES (%(id)s::INTEGER) '
+           'RETURNING id')
+
+
+class PipelineCase(testtools.TestCase):
+    """On an engine of its own, of one pooled connection: the tests read
+    and change what that connection holds prepared."""
+
+    def setUp(self):
+        super().setUp()
+        engine = db_engine.create_engine(
+            server_fixtures.database().engine.url)
+        engine.pool._pool.maxsize = 1
+        self.addCleanup(engine.dispose)
+        self.db = db_engine.Database(engine)
+
+    def run_read(self, statements):
+        with self.db.read() as conn:
+            return pipeline.run(conn, statements)
+
+    def ours_on_server(self):
+        """The names of this module's statements the session holds."""
+        with self.db.read() as conn:
+            [[(names,)]] = pipeline.run(conn, [(
+                "SELECT array_agg(name ORDER BY name) FROM "
+                "pg_prepared_statements WHERE name LIKE 'osc!_%%' "
+                "ESCAPE '!'", None)])
+        # The query above is one of them.
+        return set(names or ())
+
+    def ours_known(self):
+        with self.db.engine.connect() as conn:
+            return {name.decode() for name in
+                    libpq.prepared_on(conn.connection).values()}
+
+
+class TestValues(PipelineCase):
+
+    def test_values_come_back_as_sent(self):
+        moment = datetime.datetime(2026, 12, 6, 5, 30, 1, 250)
+        sent = {'text': 'q"r\\s,{t} café', 'big': 2 ** 40, 'yes': True,
+                'ratio': 1.5, 'exact': decimal.Decimal('16.0'),
+                'moment': moment, 'nothing': None,
+                'ids': [3, None, 2 ** 40], 'names': ['a,b', 'NULL', '"', ''],
+                'empty': []}
+        [[row]] = self.run_read([(
+            'SELECT %(text)s::VARCHAR, %(big)s::BIGINT, %(yes)s::BOOLEAN, '
+            '%(ratio)s::FLOAT, %(exact)s::NUMERIC, %(moment)s::TIMESTAMP, '
+            '%(nothing)s::INTEGER, %(ids)s::BIGINT[], %(names)s::VARCHAR[], '
+            '%(empty)s::INTEGER[]', sent)])
+        self.assertEqual(
+            ('q"r\\s,{t} café', 2 ** 40, True, 1.5, decimal.Decimal('16.0'),
+             moment, None, [3, None, 2 ** 40], ['a,b', 'NULL', '"', ''], []),
+            row)
+
+    def test_each_statement_has_its_rows(self):
+        self.assertEqual(
+            [[(1,), (2,)], [], [('x',)]],
+            self.run_read([
+                ('SELECT generate_series(1, %(n)s::INTEGER)', {'n': 2}),
+                ('SELECT 1 WHERE false', None),
+                ("SELECT 'x'", None)]))
+
+
+class TestRoundTrips(PipelineCase):
+
+    def test_statements_go_in_one_round_trip_prepared_once(self):
+        statements = [('SELECT %(n)s::INTEGER + 1', {'n': 1}),
+                      ('SELECT %(n)s::INTEGER + 2', {'n': 1})]
+        self.run_read(statements)
+        trace = self.traced(lambda: self.run_read(statements))
+        messages = [line.split('\t')[2] for line in trace.splitlines()
+                    if line.startswith('F\t')]
+        # Prepared already: bound and run, and one sync for both.
+        self.assertEqual(0, messages.count('Parse'))
+        self.assertEqual(2, messages.count('Bind'))
+        self.assertEqual(1, messages.count('Sync'))
+
+    def traced(self, action):
+        with self.db.engine.connect() as conn:
+            pgconn = conn.connection.driver_connection.pgconn
+        with tempfile.TemporaryFile('w+') as trace:
+            pgconn.trace(trace.fileno())
+            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                action()
+            finally:
+                pgconn.untrace()
+            trace.seek(0)
+            return trace.read()
+
+    def test_no_more_than_prepared_max_are_kept(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.libpq.PREPARED_MAX', 3))
+        for n in range(6):
+            self.assertEqual([[(n,)]], self.run_read(
+                [('SELECT %d + %%(n)s::INTEGER' % n, {'n': 0})]))
+        # The query listing them is prepared too, in place of another.
+        on_server = self.ours_on_server()
+        self.assertEqual(3, len(on_server))
+        self.assertEqual(self.ours_known(), on_server)
+
+
+class TestErrors(PipelineCase):
+
+    def test_an_error_stops_the_rest_and_commits_nothing(self):
+        with self.db.write() as conn:
+            conn.exec_driver_sql(_SCRATCH)
+        with self.db.write() as conn:
+            error = self.assertRaises(sa.exc.DBAPIError, pipeline.run, conn, [
+                (_INSERT, {'id': 1}),
+                ('SELECT no_such_column FROM scratch', None),
+                (_INSERT, {'id': 2})], commit=True)
+        self.assertEqual('42703', error.orig.sqlstate)
+        with self.db.read() as conn:
+            self.assertEqual(0, conn.exec_driver_sql(
+                'SELECT count(*) FROM scratch').scalar())
+
+    def test_a_claim_begins_and_commits_in_its_pipelines(self):
+        with self.db.write() as conn:
+            conn.exec_driver_sql(_SCRATCH)
+        with self.db.write() as conn:
+            pipeline.run(conn, [(_INSERT, {'id': 1})], begin=True)
+            raw = conn.connection.driver_connection
+            self.assertEqual('INTRANS', raw.info.transaction_status.name)
+            pipeline.run(conn, [(_INSERT, {'id': 2})], commit=True)
+            self.assertEqual('IDLE', raw.info.transaction_status.name)
+        with self.db.read() as conn:
+            self.assertEqual(2, conn.exec_driver_sql(
+                'SELECT count(*) FROM scratch').scalar())
+
+    def test_begin_inside_a_transaction_joins_it(self):
+        with self.db.write() as conn:
+            conn.exec_driver_sql(_SCRATCH)
+        with self.db.engine.connect() as conn:
+            with conn.begin() as transaction:
+                conn.exec_driver_sql('INSERT INTO scratch VALUES (1)')
+                pipeline.run(conn, [(_INSERT, {'id': 2})], begin=True)
+                transaction.rollback()
+        with self.db.read() as conn:
+            self.assertEqual(0, conn.exec_driver_sql(
+                'SELECT count(*) FROM scratch').scalar())
+
+
+class TestStatementsKept(PipelineCase):
+
+    def deallocate_all(self):
+        with self.db.engine.connect() as conn:
+            libpq.command(conn.connection.driver_connection,
+                          b'DEALLOCATE ALL')
+
+    def test_statements_lost_outside_a_transaction_are_prepared_again(self):
+        statements = [('SELECT %(n)s::INTEGER', {'n': 7})]
+        self.run_read(statements)
+        self.deallocate_all()
+        self.assertEqual([[(7,)]], self.run_read(statements))
+
+    def test_statements_lost_inside_a_transaction_rerun_the_write(self):
+        statements = [('SELECT %(n)s::INTEGER', {'n': 7})]
+        self.run_read(statements)
+        self.deallocate_all()
+        with self.db.write() as conn:
+            error = self.assertRaises(db_engine.Retry, pipeline.run, conn,
+                                      statements, begin=True)
+        self.assertEqual(db_engine.STATEMENTS_LOST, error.reason)
+        self.assertEqual([[(7,)]], self.run_read(statements))
+
+    def test_a_rollback_keeps_every_prepared_statement(self):
+        """psycopg drops all the session's prepared statements when it
+        runs a ROLLBACK it does not remember running (here it remembers
+        one statement): the engine's rollback goes past it."""
+        sa.event.listen(self.db.engine, 'connect', _remember_one)
+        self.db.engine.dispose()
+        with self.db.engine.connect() as conn:
+            # One of psycopg's own.
+            conn.connection.driver_connection.execute('SELECT 41 + 1',
+                                                      prepare=True)
+        self.run_read([('SELECT %(n)s::INTEGER', {'n': 7})])
+        before = self.all_on_server()
+        with self.db.engine.connect() as conn:
+            conn.begin()
+            # More distinct statements than psycopg remembers: it forgets
+            # the ROLLBACK it ran when the pool took the connection back.
+            for n in range(10):
+                conn.exec_driver_sql('SELECT %d' % n)
+        # Rolled back as the pool resets the connection.
+        after = self.all_on_server()
+        self.assertTrue(any(name.startswith('_pg3') for name in before))
+        self.assertTrue(before <= after, (before, after))
+
+    def all_on_server(self):
+        with self.db.read() as conn:
+            return set(conn.exec_driver_sql(
+                'SELECT name FROM pg_prepared_statements').scalars())
+
+
+def _remember_one(dbapi_conn, record):
+    dbapi_conn.prepared_max = 1
+
+
+def load_tests(loader, standard_tests, pattern):
+    """Only in the PostgreSQL pass of the suite."""
+    suite = unittest.TestSuite()
+    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '')
+    if url and sa.engine.make_url(url).get_backend_name() == 'postgresql':
+        suite.addTests(standard_tests)
+    return suite

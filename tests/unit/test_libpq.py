@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The parts of db/libpq.py that need no database: the driver's query
+text turned into libpq's, and parameters into PostgreSQL's text forms
+(their round trip through a real PostgreSQL is tests/server/
+test_libpq.py's)."""
+
+import datetime
+import decimal
+
+import testtools
+
+from osc_placement.server.db import libpq
+
+
+class TestConverted(testtools.TestCase):
+
+    def test_names_numbered_in_order_of_first_use(self):
+        query, names = libpq._converted(
+            'SELECT %(b)s::INTEGER, %(a)s::TEXT WHERE x = %(b)s::INTEGER')
+        self.assertEqual(
+            b'SELECT $1::INTEGER, $2::TEXT WHERE x = $1::INTEGER', query)
+        self.assertEqual(('b', 'a'), names)
+
+    def test_a_doubled_percent_is_one(self):
+        query, names = libpq._converted(
+            "SELECT 'a%%b' LIKE %(pattern)s::TEXT")
+        self.assertEqual(b"SELECT 'a%b' LIKE $1::TEXT", query)
+        self.assertEqual(('pattern',), names)
+
+    def test_no_parameters(self):
+        self.assertEqual((b'SELECT 1', ()), libpq._converted('SELECT 1'))
+
+
+class TestTextValue(testtools.TestCase):
+
+    def test_scalars(self):
+        moment = datetime.datetime(2026, 12, 6, 5, 30, 1, 250)
+        self.assertEqual(
+            [None, b'caf\xc3\xa9', b'true', b'false', b'-12', b'0.5',
+             b'1.10', b'2026-12-06 05:30:01.000250'],
+            [libpq._text_value(v) for v in (
+                None, 'café', True, False, -12, 0.5,
+                decimal.Decimal('1.10'), moment)])
+
+    def test_arrays_keep_awkward_strings_and_nulls(self):
+        self.assertEqual(
+            b'{1,NULL,"a,b","q\\"r","s\\\\t","NULL","{}"}',
+            libpq._text_value([1, None, 'a,b', 'q"r', 's\\t', 'NULL',
+                               '{}']))
+        self.assertEqual(b'{}', libpq._text_value([]))
+
+    def test_an_unknown_type_is_refused(self):
+        self.assertRaises(TypeError, libpq._text_value, object())
+        self.assertRaises(TypeError, libpq._text_value, [1.5])
