@@ -358,18 +358,17 @@ class Phases:
     def _direct(self, run):
         """The statements sent through psycopg itself (db/pipeline.py),
         which SQLAlchemy's cursor events do not see."""
-        def timed(conn, statements, commit=False, begin=False):
+        def timed(conn, statements, commit=False):
             kind = self.claims.kind
             if kind is None or threading.get_ident() != self.thread:
-                return run(conn, statements, commit, begin)
+                return run(conn, statements, commit)
             pid = _backend_pid(conn.connection.dbapi_connection)
             wall, on_cpu = time.perf_counter(), _on_cpu_ns(pid)
             try:
-                return run(conn, statements, commit, begin)
+                return run(conn, statements, commit)
             finally:
                 self._add(kind, '(psycopg) ' + ' ; '.join(
-                    (['BEGIN'] if begin else [])
-                    + [_statement_name(text) for text, _ in statements]
+                    [_statement_name(text) for text, _ in statements]
                     + (['COMMIT'] if commit else [])),
                     time.perf_counter() - wall,
                     (_on_cpu_ns(pid) - on_cpu) / 1e9)

@@ -183,9 +183,11 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(204, status)
         if self.db.engine.dialect.name == 'postgresql':
             self.assertEqual([], statements)
-            self.assertEqual([(3, True, False), (1, False, True)],
-                             [(len(texts), begin, commit)
-                              for texts, begin, commit in trips])
+            # Nothing (no BEGIN of psycopg's) before the first: its
+            # BEGIN went with it.
+            self.assertEqual([(3, 'IDLE', False), (1, 'INTRANS', True)],
+                             [(len(texts), status, commit)
+                              for texts, status, commit in trips])
             self.assertIn('FOR UPDATE', trips[0][0][1])
             self.assertIn('WITH bumped', trips[1][0][0])
         else:
@@ -197,13 +199,16 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(3, usages['resource_provider_generation'])
 
     def _round_trips_through_the_driver(self):
-        """A list that fills with ([statement texts], begin, commit) for
-        each round trip db/pipeline.py makes."""
+        """A list that fills with ([statement texts], the connection's
+        transaction status before, commit) for each round trip
+        db/pipeline.py makes."""
         real, trips = pipeline.run, []
 
-        def run(conn, statements, commit=False, begin=False):
-            trips.append(([text for text, _ in statements], begin, commit))
-            return real(conn, statements, commit, begin)
+        def run(conn, statements, commit=False):
+            status = conn.connection.driver_connection.info
+            trips.append(([text for text, _ in statements],
+                          status.transaction_status.name, commit))
+            return real(conn, statements, commit)
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.server.db.pipeline.run', run))
         return trips
@@ -222,6 +227,13 @@ class TestStatementBudget(AllocationTestCase):
         _, body = self.call('GET', '/allocations/' + consumer)
         self.assertEqual((project, user),
                          (body['project_id'], body['user_id']))
+
+    def test_claim_of_whole_amounts_written_with_a_fraction(self):
+        """JSON's 1.0 is an integer to the schemas: claimed as 1."""
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        self.assertEqual(204, self.claim({rp: {'VCPU': 2.0}})[0])
+        _, usages = self.call('GET', '/resource_providers/%s/usages' % rp)
+        self.assertEqual({'VCPU': 2}, usages['usages'])
 
     def test_claim_of_an_existing_consumer_takes_the_general_path(self):
         rp = self.provider('one', {'VCPU': {'total': 8}})

@@ -22,6 +22,7 @@ from psycopg import pq
 import sqlalchemy as sa
 import testtools
 
+from osc_placement.server import conf as conf_mod
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import libpq
 from osc_placement.server.db import pipeline
@@ -39,9 +40,12 @@ class PipelineCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        engine = db_engine.create_engine(
-            server_fixtures.database().engine.url)
-        engine.pool._pool.maxsize = 1
+        url = server_fixtures.database().engine.url
+        conf = conf_mod.make_conf(url.render_as_string(hide_password=False),
+                                  sync_on_startup=False)
+        conf.set_override('max_pool_size', 1, 'placement_database')
+        conf.set_override('max_overflow', 0, 'placement_database')
+        engine = db_engine.create_engine(url, conf.placement_database)
         self.addCleanup(engine.dispose)
         self.db = db_engine.Database(engine)
 
@@ -73,16 +77,28 @@ class TestValues(PipelineCase):
                 'ratio': 1.5, 'exact': decimal.Decimal('16.0'),
                 'moment': moment, 'nothing': None,
                 'ids': [3, None, 2 ** 40], 'names': ['a,b', 'NULL', '"', ''],
-                'empty': []}
+                'empty': [], 'whole': 4.0, 'wholes': [1.0, 2.0]}
         [[row]] = self.run_read([(
             'SELECT %(text)s::VARCHAR, %(big)s::BIGINT, %(yes)s::BOOLEAN, '
             '%(ratio)s::FLOAT, %(exact)s::NUMERIC, %(moment)s::TIMESTAMP, '
             '%(nothing)s::INTEGER, %(ids)s::BIGINT[], %(names)s::VARCHAR[], '
-            '%(empty)s::INTEGER[]', sent)])
+            '%(empty)s::INTEGER[], %(whole)s::INTEGER, '
+            '%(wholes)s::INTEGER[]', sent)])
         self.assertEqual(
             ('q"r\\s,{t} café', 2 ** 40, True, 1.5, decimal.Decimal('16.0'),
-             moment, None, [3, None, 2 ** 40], ['a,b', 'NULL', '"', ''], []),
+             moment, None, [3, None, 2 ** 40], ['a,b', 'NULL', '"', ''], [],
+             4, [1, 2]),
             row)
+
+    def test_a_value_no_loader_takes_leaves_the_connection_in_use(self):
+        with self.db.read() as conn:
+            error = self.assertRaises(
+                sa.exc.DBAPIError, pipeline.run, conn,
+                [("SELECT 'infinity'::TIMESTAMP", None)])
+            self.assertFalse(error.connection_invalidated)
+        self.assertFalse(db_engine.is_unavailable(error))
+        self.assertEqual([[(1,)]], self.run_read([('SELECT 1', None)]))
+        self.assertEqual(1, self.db.engine.pool.checkedin())
 
     def test_each_statement_has_its_rows(self):
         self.assertEqual(
@@ -99,9 +115,7 @@ class TestRoundTrips(PipelineCase):
         statements = [('SELECT %(n)s::INTEGER + 1', {'n': 1}),
                       ('SELECT %(n)s::INTEGER + 2', {'n': 1})]
         self.run_read(statements)
-        trace = self.traced(lambda: self.run_read(statements))
-        messages = [line.split('\t')[2] for line in trace.splitlines()
-                    if line.startswith('F\t')]
+        messages = _sent(self.traced(lambda: self.run_read(statements)))
         # Prepared already: bound and run, and one sync for both.
         self.assertEqual(0, messages.count('Parse'))
         self.assertEqual(2, messages.count('Bind'))
@@ -110,15 +124,26 @@ class TestRoundTrips(PipelineCase):
     def traced(self, action):
         with self.db.engine.connect() as conn:
             pgconn = conn.connection.driver_connection.pgconn
-        with tempfile.TemporaryFile('w+') as trace:
-            pgconn.trace(trace.fileno())
-            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-            try:
-                action()
-            finally:
-                pgconn.untrace()
-            trace.seek(0)
-            return trace.read()
+        return _traced(pgconn, action)
+
+    def test_room_is_not_made_with_a_statement_in_use(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.db.libpq.PREPARED_MAX', 2))
+        adding = [('SELECT %d + %%(n)s::INTEGER' % n, {'n': 0})
+                  for n in range(4)]
+        self.run_read(adding[:1])
+        self.run_read(adding[1:2])
+        # Both kept ones are in use with a third: none is closed, and
+        # only the third is prepared (no exchange sent again).
+        answers = []
+        trace = self.traced(lambda: answers.extend(
+            self.run_read(adding[:3])))
+        self.assertEqual([[(0,)], [(1,)], [(2,)]], answers)
+        self.assertEqual(1, _sent(trace).count('Parse'))
+        self.assertEqual(3, len(self.ours_known()))
+        # The next makes room again.
+        self.run_read(adding[3:])
+        self.assertEqual(2, len(self.ours_known()))
 
     def test_no_more_than_prepared_max_are_kept(self):
         self.useFixture(fixtures.MonkeyPatch(
@@ -134,43 +159,48 @@ class TestRoundTrips(PipelineCase):
 
 class TestErrors(PipelineCase):
 
-    def test_an_error_stops_the_rest_and_commits_nothing(self):
+    def setUp(self):
+        super().setUp()
         with self.db.write() as conn:
             conn.exec_driver_sql(_SCRATCH)
+
+    def count(self):
+        with self.db.read() as conn:
+            return conn.exec_driver_sql('SELECT count(*) FROM scratch'
+                                        ).scalar()
+
+    def test_an_error_stops_the_rest_and_commits_nothing(self):
         with self.db.write() as conn:
             error = self.assertRaises(sa.exc.DBAPIError, pipeline.run, conn, [
                 (_INSERT, {'id': 1}),
                 ('SELECT no_such_column FROM scratch', None),
                 (_INSERT, {'id': 2})], commit=True)
         self.assertEqual('42703', error.orig.sqlstate)
-        with self.db.read() as conn:
-            self.assertEqual(0, conn.exec_driver_sql(
-                'SELECT count(*) FROM scratch').scalar())
+        self.assertEqual(0, self.count())
 
-    def test_a_claim_begins_and_commits_in_its_pipelines(self):
+    def test_a_write_begins_with_its_first_statements(self):
         with self.db.write() as conn:
-            conn.exec_driver_sql(_SCRATCH)
-        with self.db.write() as conn:
-            pipeline.run(conn, [(_INSERT, {'id': 1})], begin=True)
             raw = conn.connection.driver_connection
+            trace = _traced(raw.pgconn, lambda: pipeline.run(
+                conn, [(_INSERT, {'id': 1})]))
             self.assertEqual('INTRANS', raw.info.transaction_status.name)
             pipeline.run(conn, [(_INSERT, {'id': 2})], commit=True)
             self.assertEqual('IDLE', raw.info.transaction_status.name)
-        with self.db.read() as conn:
-            self.assertEqual(2, conn.exec_driver_sql(
-                'SELECT count(*) FROM scratch').scalar())
+        self.assertEqual(2, self.count())
+        # One sync for the BEGIN and the insert.
+        self.assertEqual((1, 1), (_sent(trace).count('BEGIN'),
+                                  _sent(trace).count('Sync')))
 
-    def test_begin_inside_a_transaction_joins_it(self):
-        with self.db.write() as conn:
-            conn.exec_driver_sql(_SCRATCH)
+    def test_a_transaction_under_way_gets_no_other_begin(self):
         with self.db.engine.connect() as conn:
             with conn.begin() as transaction:
                 conn.exec_driver_sql('INSERT INTO scratch VALUES (1)')
-                pipeline.run(conn, [(_INSERT, {'id': 2})], begin=True)
+                trace = _traced(conn.connection.driver_connection.pgconn,
+                                lambda: pipeline.run(
+                                    conn, [(_INSERT, {'id': 2})]))
                 transaction.rollback()
-        with self.db.read() as conn:
-            self.assertEqual(0, conn.exec_driver_sql(
-                'SELECT count(*) FROM scratch').scalar())
+        self.assertEqual(0, self.count())
+        self.assertEqual(0, _sent(trace).count('BEGIN'))
 
 
 class TestStatementsKept(PipelineCase):
@@ -190,11 +220,11 @@ class TestStatementsKept(PipelineCase):
         statements = [('SELECT %(n)s::INTEGER', {'n': 7})]
         self.run_read(statements)
         self.deallocate_all()
-        with self.db.write() as conn:
-            error = self.assertRaises(db_engine.Retry, pipeline.run, conn,
-                                      statements, begin=True)
-        self.assertEqual(db_engine.STATEMENTS_LOST, error.reason)
-        self.assertEqual([[(7,)]], self.run_read(statements))
+        reasons = []
+        self.db.on_retry = reasons.append
+        self.assertEqual([[(7,)]], self.db.run_write(
+            lambda conn: pipeline.run(conn, statements)))
+        self.assertEqual([db_engine.STATEMENTS_LOST], reasons)
 
     def test_a_rollback_keeps_every_prepared_statement(self):
         """psycopg drops all the session's prepared statements when it
@@ -223,6 +253,30 @@ class TestStatementsKept(PipelineCase):
         with self.db.read() as conn:
             return set(conn.exec_driver_sql(
                 'SELECT name FROM pg_prepared_statements').scalars())
+
+
+def _traced(pgconn, action):
+    """libpq's trace of the messages ``action`` makes on ``pgconn``."""
+    with tempfile.TemporaryFile('w+') as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            action()
+        finally:
+            pgconn.untrace()
+        trace.seek(0)
+        return trace.read()
+
+
+def _sent(trace):
+    """The messages the client sent, by type; a BEGIN's Parse as BEGIN."""
+    sent = []
+    for line in trace.splitlines():
+        fields = line.split('\t')
+        if fields[0] == 'F' and len(fields) > 2:
+            begins = fields[2] == 'Parse' and '"BEGIN' in line
+            sent.append('BEGIN' if begins else fields[2])
+    return sent
 
 
 def _remember_one(dbapi_conn, record):

@@ -7,6 +7,7 @@ test_libpq.py's)."""
 import datetime
 import decimal
 
+from psycopg import errors
 import testtools
 
 from osc_placement.server.db import libpq
@@ -42,6 +43,15 @@ class TestTextValue(testtools.TestCase):
                 None, 'café', True, False, -12, 0.5,
                 decimal.Decimal('1.10'), moment)])
 
+    def test_whole_numbers_have_no_fraction(self):
+        """An integer column takes ``1`` but not ``1.0``; JSON's 1.0 is
+        an integer to the API's schemas."""
+        self.assertEqual(
+            [b'1', b'2', b'{1,2,0.5}', b'inf'],
+            [libpq._text_value(v) for v in (
+                1.0, decimal.Decimal('2.00'), [1.0, 2, 0.5],
+                float('inf'))])
+
     def test_arrays_keep_awkward_strings_and_nulls(self):
         self.assertEqual(
             b'{1,NULL,"a,b","q\\"r","s\\\\t","NULL","{}"}',
@@ -49,6 +59,11 @@ class TestTextValue(testtools.TestCase):
                                '{}']))
         self.assertEqual(b'{}', libpq._text_value([]))
 
-    def test_an_unknown_type_is_refused(self):
+    def test_what_has_no_faithful_text_is_refused(self):
         self.assertRaises(TypeError, libpq._text_value, object())
-        self.assertRaises(TypeError, libpq._text_value, [1.5])
+        self.assertRaises(TypeError, libpq._text_value, [object()])
+        # A time zone the casts to TIMESTAMP would drop.
+        self.assertRaises(TypeError, libpq._text_value, datetime.datetime(
+            2026, 12, 6, tzinfo=datetime.timezone.utc))
+        # libpq would end the text at the NUL.
+        self.assertRaises(errors.DataError, libpq._text_value, 'a\x00b')

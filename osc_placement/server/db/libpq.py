@@ -55,76 +55,97 @@ class Exchange:
     def __init__(self, raw, prepared):
         self.raw = raw
         self.pgconn = raw.pgconn
+        self.encoding = raw.info.encoding
         self.prepared = prepared
-        # (kind, arguments of its send) of each command, in order; the
-        # statements closed to make room go first, as nothing fails them.
-        self.closes, self.commands = [], []
+        # (kind, arguments of its send) of each command, in order.
+        self.commands = []
+        # {query: name} of the statements this exchange prepares; the
+        # names of those it uses.
         self.preparing = {}
+        self.used = set()
 
     def command(self, text):
         self.commands.append((_COMMAND, (text, None)))
 
     def statement(self, text, params):
         query, names = _converted(text)
-        values = [_text_value(params[name]) for name in names]
+        values = [_text_value(params[name], self.encoding)
+                  for name in names]
         name = self.prepared.get(query) or self.preparing.get(query)
         if name is None:
-            name = self._prepare(query)
+            name = self.preparing[query] = b'osc_%d' % next(_NAMES)
+            self.commands.append((_PREPARE, (name, query)))
         elif query in self.prepared:
             self.prepared.move_to_end(query)
+        self.used.add(name)
         self.commands.append((_ROWS, (name, values)))
 
-    def _prepare(self, query):
-        while self.prepared and (len(self.prepared) + len(self.preparing)
-                                 >= PREPARED_MAX):
-            _, oldest = self.prepared.popitem(last=False)
-            self.closes.append((_CLOSE, (oldest,)))
-        name = self.preparing[query] = b'osc_%d' % next(_NAMES)
-        self.commands.append((_PREPARE, (name, query)))
-        return name
-
     def results(self):
-        """The rows of each statement; the first error, once the sync
-        is read (every later command was skipped)."""
+        """The rows of each statement; the database's first error, once
+        the sync is read (every later command was skipped)."""
         pgconn = self.pgconn
+        commands = self._room_made() + self.commands
         pgconn.enter_pipeline_mode()
         try:
-            self.commands[:0] = self.closes
-            for kind, arguments in self.commands:
+            for kind, arguments in commands:
                 _SEND[kind](pgconn, *arguments)
             pgconn.pipeline_sync()
             _flush(pgconn)
-            rows, error = self._read_all()
-            _expect_sync(pgconn)
+            results, error = self._read(commands)
         finally:
             _leave_pipeline_mode(pgconn)
         if error is not None:
             raise error
-        return rows
+        return [self._rows(result) for result in results]
 
-    def _read_all(self):
-        rows, error = [], None
-        for kind, arguments in self.commands:
-            result = _next_result(self.pgconn)
-            if result is None or _next_result(self.pgconn) is not None:
-                raise errors.OperationalError(_OUT_OF_ORDER)
-            if result.status == pq.ExecStatus.FATAL_ERROR:
-                error = error or self._error_of(result)
-            elif kind == _PREPARE and result.status == _COMMAND_OK:
-                name, query = arguments
-                self.prepared[query] = name
-            elif kind == _ROWS and error is None:
-                rows.append(self._rows(result))
-        return rows, error
+    def _room_made(self):
+        """DEALLOCATEs of the oldest statements this exchange does not
+        use, to keep PREPARED_MAX with those it prepares: sent first, as
+        nothing before them can fail them."""
+        excess = len(self.prepared) + len(self.preparing) - PREPARED_MAX
+        oldest = [(query, name) for query, name in self.prepared.items()
+                  if name not in self.used][:max(0, excess)]
+        for query, _ in oldest:
+            del self.prepared[query]
+        return [(_COMMAND, (b'DEALLOCATE ' + name, None))
+                for _, name in oldest]
 
-    def _error_of(self, result):
-        error = errors.error_from_result(result,
-                                         encoding=self.raw.info.encoding)
-        if isinstance(error, errors.InvalidSqlStatementName):
-            # Something deallocated this module's statements (a DISCARD
-            # ALL, or psycopg after a ROLLBACK it ran): prepared again.
-            self.prepared.clear()
-        return error
+    def _read(self, commands):
+        """(each statement's result, the database's first error). Rows
+        are loaded once pipeline mode is left, so that a value no loader
+        takes leaves the connection in order; a connection lost after
+        the database's own error raises that error."""
+        results, error = [], None
+        try:
+            for kind, arguments in commands:
+                result = _next_result(self.pgconn)
+                if result is None or _next_result(self.pgconn) is not None:
+                    raise errors.OperationalError(_OUT_OF_ORDER)
+                if result.status == pq.ExecStatus.FATAL_ERROR:
+                    error = error or errors.error_from_result(
+                        result, encoding=self.encoding)
+                elif kind == _PREPARE and result.status == _COMMAND_OK:
+                    name, query = arguments
+                    self.prepared[query] = name
+                elif kind == _ROWS and error is None:
+                    results.append(result)
+            _expect_sync(self.pgconn)
+        except errors.OperationalError as gone:
+            if error is None:
+                raise
+            raise error from gone
+        finally:
+            if isinstance(error, errors.InvalidSqlStatementName):
+                self._forget_all_but_mine()
+        return results, error
+
+    def _forget_all_but_mine(self):
+        # Something deallocated the statements (a DISCARD ALL, or psycopg
+        # after a ROLLBACK it ran): only those prepared here are known.
+        mine = {query: name for query, name in self.prepared.items()
+                if self.preparing.get(query) == name}
+        self.prepared.clear()
+        self.prepared.update(mine)
 
     def _rows(self, result):
         transformer = adapt.Transformer(self.raw)
@@ -132,11 +153,10 @@ class Exchange:
         return transformer.load_rows(0, result.ntuples, tuple)
 
 
-_COMMAND, _CLOSE, _PREPARE, _ROWS = range(4)
+_COMMAND, _PREPARE, _ROWS = range(3)
 _SEND = {
     _COMMAND: lambda pgconn, text, params: pgconn.send_query_params(
         text, params),
-    _CLOSE: lambda pgconn, name: pgconn.send_close_prepared(name),
     _PREPARE: lambda pgconn, name, query: pgconn.send_prepare(name, query),
     _ROWS: lambda pgconn, name, values: pgconn.send_query_prepared(
         name, values, result_format=pq.Format.BINARY),
@@ -205,24 +225,45 @@ def _converted(text):
 _PLACEHOLDER = re.compile(r'%%|%\((\w+)\)s')
 
 
-def _text_value(value):
+def _text_value(value, encoding='utf-8'):
     """A parameter in PostgreSQL's text form, for the cast the statement
     puts on it (SQLAlchemy renders one on each typed parameter)."""
     if value is None:
         return None
+    encoded = _text(value).encode(encoding)
+    if b'\x00' in encoded:
+        # libpq would end the parameter there: refused, as psycopg does.
+        raise errors.DataError('PostgreSQL text cannot contain NUL (0x00) '
+                               'bytes')
+    return encoded
+
+
+def _text(value):
     kind = type(value)
     if kind is str:
-        return value.encode()
+        return value
     if kind is bool:
-        return b'true' if value else b'false'
+        return 'true' if value else 'false'
     if kind in (int, float, decimal.Decimal):
-        return str(value).encode()
+        return _number(value)
     if kind is list:
-        return _array_text(value).encode()
-    if kind is datetime.datetime:
-        return value.isoformat(' ').encode()
-    raise TypeError('no text form for a parameter of type %s' %
-                    kind.__name__)
+        return _array_text(value)
+    if kind is datetime.datetime and value.tzinfo is None:
+        return value.isoformat(' ')
+    raise TypeError('no text form for a parameter of type %s%s' % (
+        kind.__name__,
+        ' with a time zone' if kind is datetime.datetime else ''))
+
+
+def _number(value):
+    """A whole number without a fraction, which an integer's input
+    takes: to the API's schemas JSON's 1.0 is an integer."""
+    if type(value) is float:
+        return str(int(value)) if value.is_integer() else repr(value)
+    if (type(value) is decimal.Decimal and value.is_finite()
+            and value == value.to_integral_value()):
+        return str(int(value))
+    return str(value)
 
 
 def _array_text(values):
@@ -232,8 +273,8 @@ def _array_text(values):
     for value in values:
         if value is None:
             items.append('NULL')
-        elif type(value) is int:
-            items.append(str(value))
+        elif type(value) in (int, float, decimal.Decimal):
+            items.append(_number(value))
         elif type(value) is str:
             items.append('"%s"' % value.replace('\\', '\\\\').replace(
                 '"', '\\"'))

@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from osc_placement.server.db import engine as db_engine
 from osc_placement.server.db import libpq
 
-_BEGIN = b'BEGIN ISOLATION LEVEL READ COMMITTED'
 _COMMIT = b'COMMIT'
 _IDLE = pq.TransactionStatus.IDLE
 
@@ -36,10 +35,11 @@ def compiled(statement, dialect):
     return str(result), dict(result.params)
 
 
-def run(conn, statements, commit=False, begin=False):
+def run(conn, statements, commit=False):
     """The rows of each statement, (text, parameters or None), sent in
-    one round trip; first a BEGIN with ``begin`` if no transaction is
-    open, last the transaction's COMMIT with ``commit``.
+    one round trip; with ``commit``, the transaction's COMMIT last. In a
+    transaction not begun yet (a connection not in autocommit, as in
+    db.write()), its BEGIN goes first, as psycopg would send it.
 
     A statement that fails stops the rest (and the COMMIT): the error is
     raised as SQLAlchemy's, and a connection it broke is dropped from the
@@ -50,28 +50,40 @@ def run(conn, statements, commit=False, begin=False):
     prepared = libpq.prepared_on(conn.connection)
     try:
         try:
-            return _exchange(raw, prepared, statements, commit, begin)
+            return _exchange(raw, prepared, statements, commit)
         except errors.InvalidSqlStatementName:
-            # Something deallocated this module's statements (a DISCARD
-            # ALL, or psycopg after a DROP it ran): prepared again on the
-            # next try, which outside a transaction can be this one.
+            # Something deallocated the statements kept prepared (a
+            # DISCARD ALL, say): prepared again on the next try, which
+            # outside a transaction can be this one.
             if raw.pgconn.transaction_status != _IDLE:
                 raise db_engine.Retry(db_engine.STATEMENTS_LOST)
-            return _exchange(raw, prepared, statements, commit, begin)
+            return _exchange(raw, prepared, statements, commit)
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _as_sqlalchemy_error(conn, raw, statements, exc,
                                    commit) from exc
 
 
-def _exchange(raw, prepared, statements, commit, begin):
+def _exchange(raw, prepared, statements, commit):
     exchange = libpq.Exchange(raw, prepared)
-    if begin and raw.pgconn.transaction_status == _IDLE:
-        exchange.command(_BEGIN)
+    if not raw.autocommit and raw.pgconn.transaction_status == _IDLE:
+        exchange.command(_begin_of(raw))
     for text, params in statements:
         exchange.statement(text, params)
     if commit:
         exchange.command(_COMMIT)
     return exchange.results()
+
+
+def _begin_of(raw):
+    """The BEGIN psycopg sends on ``raw``: its isolation level and
+    access mode, where set."""
+    parts = ['BEGIN']
+    if raw.isolation_level is not None:
+        parts.append('ISOLATION LEVEL ' + raw.isolation_level.name.replace(
+            '_', ' '))
+    if raw.read_only is not None:
+        parts.append('READ ONLY' if raw.read_only else 'READ WRITE')
+    return ' '.join(parts).encode()
 
 
 def _as_sqlalchemy_error(conn, raw, statements, exc, commit):

@@ -539,7 +539,7 @@ def _read_for_claim(conn, writes, named):
         (probe[0], dict(probe[1], **probe_params)),
         (lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
                        consumers=probe_params['uuids'])),
-        (load[0], dict(load[1], uuids=uuids))], begin=True)
+        (load[0], dict(load[1], uuids=uuids))])
     ids, existing = consumer_obj.from_probe(conn, wanted, probe_rows)
     if existing:
         return None
