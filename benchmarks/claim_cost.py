@@ -486,7 +486,7 @@ class Wire:
 
 def _prepared_names(dbapi_conn, record):
     """{statement name: text} of what psycopg (its private bookkeeping:
-    this is a measurement) and db/pipeline.py prepared on the
+    this is a measurement) and db/libpq.py prepared on the
     connection."""
     manager = getattr(dbapi_conn, '_prepared', None)
     names = {name.decode(): key[0].decode(errors='replace')

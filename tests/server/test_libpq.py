@@ -18,6 +18,7 @@ import tempfile
 import unittest
 
 import fixtures
+import psycopg
 from psycopg import pq
 import sqlalchemy as sa
 import testtools
@@ -190,6 +191,15 @@ class TestErrors(PipelineCase):
         # One sync for the BEGIN and the insert.
         self.assertEqual((1, 1), (_sent(trace).count('BEGIN'),
                                   _sent(trace).count('Sync')))
+
+    def test_the_begin_keeps_the_connections_isolation_level(self):
+        with self.db.write() as conn:
+            raw = conn.connection.driver_connection
+            raw.isolation_level = psycopg.IsolationLevel.SERIALIZABLE
+            self.addCleanup(setattr, raw, 'isolation_level', None)
+            [[(level,)]] = pipeline.run(conn, [(
+                "SELECT current_setting('transaction_isolation')", None)])
+        self.assertEqual('serializable', level)
 
     def test_a_transaction_under_way_gets_no_other_begin(self):
         with self.db.engine.connect() as conn:

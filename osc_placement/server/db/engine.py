@@ -202,7 +202,7 @@ def wait_for_database(engine, db_conf):
 # Statements the driver keeps prepared per connection: the API's ordinary
 # ones (IN lists of different lengths are different statements). The
 # candidate statements and the claim's, each holding far more of a
-# backend's memory, are db/pipeline.py's, which keeps its own.
+# backend's memory, are db/libpq.py's, which keeps its own.
 _PG_PREPARED_MAX = 100
 
 

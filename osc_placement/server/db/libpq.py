@@ -35,7 +35,7 @@ def command(raw, text):
 # driver's own (the API's other statements): the candidate statements
 # hold much more of a backend's memory than those.
 PREPARED_MAX = 150
-_PREPARED_INFO = 'osc_placement.pipeline.prepared'
+_PREPARED_INFO = 'osc_placement.libpq.prepared'
 _NAMES = itertools.count(1)
 
 
