@@ -723,8 +723,12 @@ def http_loop(url, threads, seconds, cpu_of):
             1000 * (after[1] - before[1]) / made, 3)}
 
 
-def http_pass(connection, engine, thread_counts, seconds, workers,
-              threads, source_tree=None, warm_seconds=2):
+@contextlib.contextmanager
+def running_server(connection, engine, workers, threads, warm_threads,
+                   warm_seconds, source_tree=None):
+    """A real server process on ``connection`` (of ``source_tree``, or of
+    this tree), warmed up: ``(url, cpu_of)``, ``cpu_of()`` giving the CPU
+    seconds of its processes and of PostgreSQL's backends so far."""
     process, url = local_server.start(connection, workers=workers,
                                       threads=threads, seconds=120,
                                       source_tree=source_tree)
@@ -735,8 +739,8 @@ def http_pass(connection, engine, thread_counts, seconds, workers,
                     _backend_cpu_seconds(_backend_pids(engine)))
         # The workers' first answers read the cloud, and a thread of each
         # reads every tree to keep: not measured.
-        http_loop(url, max(thread_counts), warm_seconds, cpu_of)
-        return [http_loop(url, n, seconds, cpu_of) for n in thread_counts]
+        http_loop(url, warm_threads, warm_seconds, cpu_of)
+        yield url, cpu_of
     finally:
         local_server.stop(process)
 
@@ -851,7 +855,9 @@ def parse_args(argv):
                         'starts (a large cloud needs more: every tree is '
                         'read to keep).')
     parser.add_argument('--http-rounds', type=int, default=1,
-                        help='HTTP passes per side, the sides alternating.')
+                        help='HTTP passes per side, the sides alternating '
+                        'on servers that stay up from the first round to '
+                        'the last.')
     parser.add_argument('--baseline-tree',
                         help='A checkout whose server is measured over HTTP '
                         'too, on the same database (e.g. a git worktree '
@@ -902,20 +908,27 @@ def measure(args):
 
 
 def http_sides(args, engine):
-    """The HTTP pass of this tree ('http') and, with --baseline-tree, of
-    that checkout's server ('http_baseline') on the same database, in
-    --http-rounds rounds whose order alternates."""
+    """The HTTP passes of this tree ('http') and, with --baseline-tree, of
+    that checkout's server ('http_baseline') on the same database: each
+    side's server started once, then --http-rounds rounds whose order
+    alternates, so that a machine whose speed drifts over minutes costs
+    both sides alike."""
     sides = {'http': None}
     if args.baseline_tree:
         sides['http_baseline'] = args.baseline_tree
     runs = {side: [] for side in sides}
-    for number in range(args.http_rounds):
-        order = list(sides) if number % 2 == 0 else list(reversed(sides))
-        for side in order:
-            runs[side] += http_pass(
-                args.database_connection, engine, args.http_threads,
-                args.http_seconds, args.workers, args.threads,
-                source_tree=sides[side], warm_seconds=args.http_warm_seconds)
+    with contextlib.ExitStack() as stack:
+        servers = {side: stack.enter_context(running_server(
+            args.database_connection, engine, args.workers, args.threads,
+            max(args.http_threads), args.http_warm_seconds,
+            source_tree=tree)) for side, tree in sides.items()}
+        for number in range(args.http_rounds):
+            order = list(sides) if number % 2 == 0 else list(reversed(sides))
+            for side in order:
+                url, cpu_of = servers[side]
+                runs[side] += [http_loop(url, threads, args.http_seconds,
+                                         cpu_of)
+                               for threads in args.http_threads]
     return runs
 
 

@@ -22,6 +22,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
 from osc_placement.server import health
+from osc_placement.server import log_format
 from osc_placement.server import profiling
 
 NIL_UUID = '00000000-0000-0000-0000-000000000000'
@@ -277,10 +278,12 @@ def version():
 
 def setup_logging(conf):
     """oslo.log as upstream sets it up: [DEFAULT] debug, log_file,
-    log_dir, use_journal, use_syslog, log_config_append..."""
+    log_dir, use_journal, use_syslog, log_config_append..., its context
+    formatter with log_format's shortcut for request lines."""
     log.set_defaults(default_log_levels=log.get_default_log_levels()
                      + ['routes=INFO', 'granian=WARNING'])
     log.setup(conf, 'placement')
+    log_format.install()
 
 
 def make_conf(connection, auth_strategy='noauth2', enforce_new_defaults=None,

@@ -62,7 +62,8 @@ SERVER = (
         'osc_placement.server.db', 'osc_placement.server.db.*')),
     Layer('vocabulary', False, ('osc_placement.server.microversion',)),
     Layer('base', False, (
-        'osc_placement.server.errors', 'osc_placement.server.json_encoding')),
+        'osc_placement.server.errors', 'osc_placement.server.json_encoding',
+        'osc_placement.server.log_format')),
 )
 
 # Below both sides: data either may import, importing nothing of either.
