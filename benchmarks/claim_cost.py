@@ -104,6 +104,7 @@ PHASES = (
     (candidate_memo.RememberedAnswers, 'remember', 'remember answer'),
     (json_encoding, 'json_bytes', 'JSON encode'),
     (alloc_obj, 'write_or_409', 'write transaction'),
+    (alloc_obj, '_claimed_in_one_trip', 'claim in one round trip'),
     (alloc_obj, '_read_for_claim', 'claim: ids, locks, providers'),
     (alloc_obj, '_lock_then_read_consumers', 'ids + consumers + locks'),
     (alloc_obj, '_identity_ids', 'project/user ids'),

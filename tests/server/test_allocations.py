@@ -77,6 +77,11 @@ class TestLostRace(AllocationTestCase):
             return providers
         self.useFixture(fixtures.MonkeyPatch(
             'osc_placement.server.objects.allocation._providers_from', load))
+        # A claim in one round trip reads nothing that can go stale:
+        # these writes take the paths that can.
+        self.useFixture(fixtures.MonkeyPatch(
+            'osc_placement.server.objects.allocation._claimed_in_one_trip',
+            lambda conn, writes, named: False))
         return attempts
 
     def test_retried_until_it_wins(self):
@@ -167,13 +172,12 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(len(small), len(large), large)
         self.assertLessEqual(len(large), 10, large)
 
-    def test_claim_is_two_pipelines_on_postgresql(self):
+    def test_claim_is_one_pipeline_on_postgresql(self):
         """A new consumer's claim (a scheduler's) on PostgreSQL: the
-        BEGIN, the ids and the consumer's absence, the providers' locks
-        (their usage rows, then the providers) and the providers' read
-        in one round trip; the write and the COMMIT in the other. The
-        writers queued behind it wait for one round trip and the
-        commit."""
+        BEGIN, the providers' locks (their usage rows, then the
+        providers), the statement that checks and writes, and the COMMIT
+        in one round trip. The writers queued behind it wait for the
+        statement and the commit."""
         rps = [self.provider('p%d' % n, {'VCPU': {'total': 8}})
                for n in range(3)]
         self.assertEqual(204, self.claim({rps[0]: {'VCPU': 1}})[0])
@@ -183,13 +187,13 @@ class TestStatementBudget(AllocationTestCase):
         self.assertEqual(204, status)
         if self.db.engine.dialect.name == 'postgresql':
             self.assertEqual([], statements)
-            # Nothing (no BEGIN of psycopg's) before the first: its
-            # BEGIN went with it.
-            self.assertEqual([(3, 'IDLE', False), (1, 'INTRANS', True)],
+            # Nothing (no BEGIN of psycopg's) before it: its BEGIN went
+            # with it.
+            self.assertEqual([(2, 'IDLE', True)],
                              [(len(texts), status, commit)
                               for texts, status, commit in trips])
-            self.assertIn('FOR UPDATE', trips[0][0][1])
-            self.assertIn('WITH bumped', trips[1][0][0])
+            self.assertIn('FOR UPDATE', trips[0][0][0])
+            self.assertIn('WITH named_consumers', trips[0][0][1])
         else:
             self.assertEqual([], trips)
             self.assertEqual([], [s for s in statements if 'WITH bumped' in s])
@@ -197,6 +201,11 @@ class TestStatementBudget(AllocationTestCase):
                               % rps[0])
         self.assertEqual({'VCPU': 3}, usages['usages'])
         self.assertEqual(3, usages['resource_provider_generation'])
+        for rp in rps[1:]:
+            _, usages = self.call('GET', '/resource_providers/%s/usages'
+                                  % rp)
+            self.assertEqual(({'VCPU': 2}, 2), (
+                usages['usages'], usages['resource_provider_generation']))
 
     def _round_trips_through_the_driver(self):
         """A list that fills with ([statement texts], the connection's
@@ -245,6 +254,156 @@ class TestStatementBudget(AllocationTestCase):
                       'None', body['errors'][0]['detail'])
         _, usages = self.call('GET', '/resource_providers/%s/usages' % rp)
         self.assertEqual({'VCPU': 1}, usages['usages'])
+
+
+def _trip_kind(text):
+    for marker, kind in (('WITH named_consumers', 'one trip'),
+                         ('FOR UPDATE', 'read'), ('WITH bumped', 'write')):
+        if marker in text:
+            return kind
+    return text
+
+
+class TestClaimInOneTrip(AllocationTestCase):
+    """A claim the one-trip statement does not write (a check fails, or
+    might) commits nothing and is answered by the general path, in a new
+    transaction: the same answers as before, on every database."""
+
+    def setUp(self):
+        super().setUp()
+        # Project 'p' and user 'u' exist from here on.
+        warm = self.provider('warm', {'VCPU': {'total': 1}})
+        self.assertEqual(204, self.claim({warm: {'VCPU': 1}})[0])
+        self.trips = None
+        if self.db.engine.dialect.name == 'postgresql':
+            self.trips = TestStatementBudget._round_trips_through_the_driver(
+                self)
+
+    def assertTrips(self, expected):
+        """The round trips of the last request, by their first statement
+        (PostgreSQL only), and forget them."""
+        if self.trips is None:
+            return
+        kinds = [_trip_kind(' '.join(texts)) for texts, _, _ in self.trips]
+        del self.trips[:]
+        self.assertEqual(expected, kinds)
+
+    def claim_as(self, project, user, allocations, consumer_type=None):
+        body = {'allocations': {rp: {'resources': res}
+                                for rp, res in allocations.items()},
+                'project_id': project, 'user_id': user,
+                'consumer_generation': None,
+                'consumer_type': consumer_type or 'INSTANCE'}
+        return self.call('PUT', '/allocations/%s' % uuidlib.uuid4(), body)
+
+    def usage(self, rp):
+        _, body = self.call('GET', '/resource_providers/%s/usages' % rp)
+        return body['usages'], body['resource_provider_generation']
+
+    def test_over_capacity_is_the_general_paths_409(self):
+        rp = self.provider('one', {'VCPU': {'total': 4}})
+        self.assertEqual(204, self.claim({rp: {'VCPU': 3}})[0])
+        self.assertTrips(['one trip'])
+        status, body = self.claim({rp: {'VCPU': 2}})
+        self.assertEqual(409, status)
+        self.assertIn("Unable to create allocation for 'VCPU' on resource "
+                      "provider '%s'. The requested amount would exceed "
+                      "the capacity." % rp, body['errors'][0]['detail'])
+        self.assertTrips(['one trip', 'read'])
+        self.assertEqual(({'VCPU': 3}, 2), self.usage(rp))
+        # Exactly full fits.
+        self.assertEqual(204, self.claim({rp: {'VCPU': 1}})[0])
+        self.assertTrips(['one trip'])
+        self.assertEqual(({'VCPU': 4}, 3), self.usage(rp))
+
+    def test_capacity_counts_reserved_and_the_allocation_ratio(self):
+        rp = self.provider('one', {'VCPU': {
+            'total': 4, 'reserved': 1, 'allocation_ratio': 1.5}})
+        # (4 - 1) * 1.5 = 4.5: 4 fits, 5 does not.
+        self.assertEqual(409, self.claim({rp: {'VCPU': 5}})[0])
+        self.assertTrips(['one trip', 'read'])
+        self.assertEqual(204, self.claim({rp: {'VCPU': 4}})[0])
+        self.assertTrips(['one trip'])
+
+    def test_units_are_the_general_paths_409(self):
+        rp = self.provider('one', {'VCPU': {
+            'total': 16, 'min_unit': 2, 'max_unit': 8, 'step_size': 2}})
+        for amount in (1, 3, 10):
+            status, body = self.claim({rp: {'VCPU': amount}})
+            self.assertEqual(409, status, amount)
+            self.assertIn('would violate inventory constraints',
+                          body['errors'][0]['detail'])
+            self.assertTrips(['one trip', 'read'])
+        self.assertEqual(204, self.claim({rp: {'VCPU': 4}})[0])
+        self.assertTrips(['one trip'])
+        self.assertEqual(({'VCPU': 4}, 2), self.usage(rp))
+
+    def test_a_class_without_inventory_and_an_unknown_provider(self):
+        rp = self.provider('one', {'VCPU': {'total': 4}})
+        status, body = self.claim({rp: {'VCPU': 1, 'MEMORY_MB': 1}})
+        self.assertEqual(409, status)
+        self.assertIn("Inventory for 'MEMORY_MB' on resource provider "
+                      "'%s' invalid." % rp, body['errors'][0]['detail'])
+        self.assertTrips(['one trip', 'read'])
+        missing = str(uuidlib.uuid4())
+        status, body = self.claim({rp: {'VCPU': 1}, missing: {'VCPU': 1}})
+        self.assertEqual(400, status)
+        self.assertIn("Allocation for resource provider '%s' that does not "
+                      "exist." % missing, body['errors'][0]['detail'])
+        self.assertTrips(['one trip', 'read'])
+        self.assertEqual(({'VCPU': 0}, 1), self.usage(rp))
+
+    def test_a_new_project_user_and_type_take_the_general_path_once(self):
+        rp = self.provider('one', {'VCPU': {'total': 8}})
+        self.assertEqual(204, self.claim_as('new-p', 'new-u', {
+            rp: {'VCPU': 1}}, consumer_type='MIGRATION')[0])
+        self.assertTrips(['one trip', 'read', 'write'])
+        self.assertEqual(204, self.claim_as('new-p', 'new-u', {
+            rp: {'VCPU': 1}}, consumer_type='MIGRATION')[0])
+        self.assertTrips(['one trip'])
+        self.assertEqual(({'VCPU': 2}, 3), self.usage(rp))
+
+    def test_an_amount_beyond_the_integer_column(self):
+        rp = self.provider('one', {'VCPU': {'total': 4}})
+        status, body = self.claim({rp: {'VCPU': 2 ** 31}})
+        self.assertEqual(409, status)
+        self.assertIn('would violate inventory constraints',
+                      body['errors'][0]['detail'])
+        self.assertTrips(['read'])
+
+    def test_the_written_consumer_and_a_custom_class(self):
+        self.assertEqual(201, self.call('PUT',
+                                        '/resource_classes/CUSTOM_GOLD')[0])
+        rp = self.provider('one', {'CUSTOM_GOLD': {'total': 4}})
+        consumer = str(uuidlib.uuid4())
+        self.assertEqual(204, self.claim({rp: {'CUSTOM_GOLD': 2}},
+                                         consumer)[0])
+        self.assertTrips(['one trip'])
+        _, body = self.call('GET', '/allocations/' + consumer)
+        self.assertEqual(
+            ({rp: {'generation': 2, 'resources': {'CUSTOM_GOLD': 2}}},
+             'p', 'u', 1, 'INSTANCE'),
+            (body['allocations'], body['project_id'], body['user_id'],
+             body['consumer_generation'], body['consumer_type']))
+
+    def test_two_consumers_in_one_request(self):
+        rp = self.provider('one', {'VCPU': {'total': 4}})
+        self.assertEqual(204, self.claim({rp: {'VCPU': 1}})[0])
+        first, second = str(uuidlib.uuid4()), str(uuidlib.uuid4())
+
+        def claims(each):
+            return self.call('POST', '/allocations', {
+                consumer: {'allocations': {rp: {'resources': {
+                    'VCPU': each}}}, 'project_id': 'p', 'user_id': 'u',
+                    'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+                for consumer in (first, second)})[0]
+        self.assertTrips(['one trip'])
+        # Each fits alone, not both.
+        self.assertEqual(409, claims(2))
+        self.assertTrips(['one trip', 'read'])
+        self.assertEqual(204, claims(1))
+        self.assertTrips(['one trip'])
+        self.assertEqual(({'VCPU': 3}, 3), self.usage(rp))
 
 
 class TestConsumerRead(AllocationTestCase):

@@ -477,6 +477,8 @@ def replace(conn, writes, messages=None, alone=False):
     changed an involved provider or consumer since it was read."""
     messages = messages or Messages()
     named = _named_providers(writes)
+    if alone and _claimed_in_one_trip(conn, writes, named):
+        return
     claim = _read_for_claim(conn, writes, named) if alone else None
     if claim is None:
         ids, existing, current = _lock_then_read_consumers(conn, writes,
@@ -574,6 +576,159 @@ def _all_new_with_allocations(conn, writes, existing):
 def _typed_arrays(**types):
     return [sa.bindparam(name, type_=postgresql.ARRAY(type_))
             for name, type_ in types.items()]
+
+
+def _claimed_in_one_trip(conn, writes, named):
+    """A scheduler's claim (new consumers, each with allocations, on
+    PostgreSQL through psycopg) in one round trip: the BEGIN, the locks
+    _read_for_claim takes, one statement that writes only if every check
+    of the general path would pass, and the COMMIT. Whether it wrote; if
+    not (a check failed, or might, as for a project not seen yet), the
+    empty transaction is committed and the general path answers in a
+    new one.
+
+    The statement reads the usage once the locks are granted, and checks
+    every amount's units (the general path, each class's first). Its
+    generation swap guards a provider it did not lock (none is while a
+    named consumer exists): a lost swap inserts nothing, and the write
+    re-runs."""
+    if not (pipeline.available(conn) and writes
+            and all(w.allocations and w.generation in _NEW_CONSUMER
+                    and _amounts_are_integers(w) for w in writes)):
+        return False
+    names = sorted({name for w in writes
+                    for resources in w.allocations.values()
+                    for name in resources})
+    class_ids = resource_class.ids_for(conn, names)
+    if len(class_ids) != len(names):
+        return False
+    lock, claim = _one_trip_statements(conn.dialect)
+    uuids, consumers = sorted(named), sorted(w.uuid for w in writes)
+    rows = [(w.uuid, uuid, class_ids[name], amount) for w in writes
+            for uuid, resources in w.allocations.items()
+            for name, amount in resources.items()]
+    params = {
+        'now': tables.utcnow(), 'consumer_uuids': [w.uuid for w in writes],
+        'project_names': [w.project_id for w in writes],
+        'user_names': [w.user_id for w in writes],
+        'type_names': [w.consumer_type for w in writes]}
+    for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
+        params['allocation_' + name] = [row[i] for row in rows]
+    _, [(claimed, swapped)] = pipeline.run(conn, [
+        (lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
+                       consumers=consumers)),
+        (claim[0], dict(claim[1], **params))], commit=True)
+    if claimed and not swapped:
+        # See _write_new_consumers: nothing inserted, the request re-runs.
+        raise db_engine.Retry()
+    return claimed
+
+
+def _amounts_are_integers(write):
+    """Every amount within the database's integer column, which the
+    statement's arrays are typed as: a larger one (over every unit limit)
+    is the general path's to refuse."""
+    return all(amount <= inventory.MAX_INT
+               for resources in write.allocations.values()
+               for amount in resources.values())
+
+
+# A consumer the write may create: none expected (null), or not checked
+# (before 1.28).
+_NEW_CONSUMER = (None, consumer_obj.UNCHECKED)
+
+# The claim's checks and writes as one statement, run once the locks
+# are granted. ``claimed`` is true only if every named provider,
+# project and user (and consumer type, if named) exists, no named
+# consumer does, and each amount fits its inventory's units and, summed
+# per provider and class, its capacity beside the usage read here. The
+# writes are those of _ADD_NEW_CONSUMERS, with its compare-and-swap of
+# the generations read here: ``swapped`` is false if a provider changed
+# after this statement's snapshot, and then nothing was inserted.
+_CLAIM_IN_ONE = sa.text("""
+WITH named_consumers AS (
+    SELECT c.uuid, p.id AS project_id, u.id AS user_id,
+           t.id AS type_id, c.type_name
+    FROM unnest(:consumer_uuids, :project_names, :user_names, :type_names)
+        AS c (uuid, project_name, user_name, type_name)
+    LEFT JOIN projects AS p ON p.external_id = c.project_name
+    LEFT JOIN users AS u ON u.external_id = c.user_name
+    LEFT JOIN consumer_types AS t ON t.name = c.type_name
+), wanted AS (
+    SELECT w.consumer_uuid, rp.id AS provider_id, rp.generation,
+           w.class_id, w.used
+    FROM unnest(:allocation_consumers, :allocation_providers,
+                :allocation_classes, :allocation_used)
+        AS w (consumer_uuid, provider_uuid, class_id, used)
+    LEFT JOIN resource_providers AS rp ON rp.uuid = w.provider_uuid
+), per_class AS (
+    SELECT bool_and(w.provider_id IS NOT NULL AND inv.id IS NOT NULL
+                    AND w.used >= inv.min_unit AND w.used <= inv.max_unit
+                    AND w.used % inv.step_size = 0) AS units_fit,
+           sum(w.used) + coalesce(max(usage.used), 0)
+               <= (max(inv.total) - max(inv.reserved))
+                  * max(inv.allocation_ratio) AS fits
+    FROM wanted AS w
+    LEFT JOIN inventories AS inv
+        ON inv.resource_provider_id = w.provider_id
+        AND inv.resource_class_id = w.class_id
+    LEFT JOIN usage_totals AS usage
+        ON usage.resource_provider_id = w.provider_id
+        AND usage.resource_class_id = w.class_id
+    GROUP BY w.provider_id, w.class_id
+), verdict AS (
+    SELECT coalesce((SELECT bool_and(units_fit AND fits) FROM per_class),
+                    false)
+        AND NOT EXISTS (
+            SELECT 1 FROM named_consumers
+            WHERE project_id IS NULL OR user_id IS NULL
+               OR (type_name IS NOT NULL AND type_id IS NULL))
+        AND NOT EXISTS (
+            SELECT 1 FROM consumers WHERE uuid = ANY(:consumer_uuids))
+        AS claimed
+), bumped AS (
+    UPDATE resource_providers AS rp
+    SET generation = rp.generation + 1, updated_at = :now
+    FROM (SELECT DISTINCT provider_id, generation FROM wanted) AS seen
+    WHERE rp.id = seen.provider_id AND rp.generation = seen.generation
+      AND (SELECT claimed FROM verdict)
+    RETURNING rp.id
+), swap AS (
+    SELECT (SELECT count(*) FROM bumped)
+        = (SELECT count(DISTINCT provider_id) FROM wanted) AS swapped
+), added_consumers AS (
+    INSERT INTO consumers (uuid, project_id, user_id, consumer_type_id,
+                           generation, created_at)
+    SELECT uuid, project_id, user_id, type_id, 1, :now
+    FROM named_consumers WHERE (SELECT swapped FROM swap)
+), added_allocations AS (
+    INSERT INTO allocations (consumer_id, resource_provider_id,
+                             resource_class_id, used, created_at)
+    SELECT consumer_uuid, provider_id, class_id, used, :now
+    FROM wanted WHERE (SELECT swapped FROM swap)
+)
+SELECT claimed, swapped FROM verdict, swap
+""").bindparams(
+    sa.bindparam('now', type_=sa.DateTime),
+    *_typed_arrays(consumer_uuids=sa.String, project_names=sa.String,
+                   user_names=sa.String, type_names=sa.String,
+                   allocation_consumers=sa.String,
+                   allocation_providers=sa.String,
+                   allocation_classes=sa.Integer,
+                   allocation_used=sa.Integer)
+)
+
+_ONE_TRIP_TEXTS = {}
+
+
+def _one_trip_statements(dialect):
+    """The (text, parameters) of the locks and of _CLAIM_IN_ONE."""
+    texts = _ONE_TRIP_TEXTS.get(dialect.name)
+    if texts is None:
+        _, lock, _ = _claim_read_statements(dialect)
+        texts = _ONE_TRIP_TEXTS[dialect.name] = (
+            lock, pipeline.compiled(_CLAIM_IN_ONE, dialect))
+    return texts
 
 
 # A claim's writes as one statement: the providers' compare-and-swap, the
