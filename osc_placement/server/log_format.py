@@ -4,11 +4,11 @@ logs at INFO (its access line above all).
 
 oslo.log's ``ContextFormatter`` works out every line from scratch: the
 context's whole dictionary, twice, a local-time ISO stamp that its
-default format never prints, a new format style: a large part of what
-a short request costs the server. Under
-oslo.log's default format options this formatter writes the same
-characters from the few values they print; for any other option, level,
-exception, instance or context it is oslo.log's formatter, unchanged.
+default format never prints, a new format style; a large part of what a
+short request costs the server. Under oslo.log's default format options
+this formatter writes the same characters from the few values they
+print; for any other option, level, exception, instance or context it
+is oslo.log's formatter, unchanged.
 """
 
 import logging

@@ -351,6 +351,12 @@ class TestClaimInOneTrip(AllocationTestCase):
         self.assertIn("Allocation for resource provider '%s' that does not "
                       "exist." % missing, body['errors'][0]['detail'])
         self.assertTrips(['one trip', 'read'])
+        # Unknown providers only: none to swap, and still nothing written.
+        status, body = self.claim({missing: {'VCPU': 1}})
+        self.assertEqual(400, status)
+        self.assertIn("Allocation for resource provider '%s' that does not "
+                      "exist." % missing, body['errors'][0]['detail'])
+        self.assertTrips(['one trip', 'read'])
         self.assertEqual(({'VCPU': 0}, 1), self.usage(rp))
 
     def test_a_new_project_user_and_type_take_the_general_path_once(self):

@@ -694,8 +694,9 @@ WITH named_consumers AS (
       AND (SELECT claimed FROM verdict)
     RETURNING rp.id
 ), swap AS (
-    SELECT (SELECT count(*) FROM bumped)
-        = (SELECT count(DISTINCT provider_id) FROM wanted) AS swapped
+    SELECT (SELECT claimed FROM verdict)
+        AND (SELECT count(*) FROM bumped)
+            = (SELECT count(DISTINCT provider_id) FROM wanted) AS swapped
 ), added_consumers AS (
     INSERT INTO consumers (uuid, project_id, user_id, consumer_type_id,
                            generation, created_at)
