@@ -195,6 +195,13 @@ class TestLostCommit(OutageAssertions, testtools.TestCase):
             'PUT', '/resource_providers/%s/inventories' % self.provider,
             {'resource_provider_generation': 0,
              'inventories': INVENTORY}).status)
+        # The project and user made once, as in a cloud in use: the claim
+        # then commits in the round trip that claims (on PostgreSQL), and
+        # its COMMIT is the one lost, not that of a claim that made none.
+        earlier = '/allocations/%s' % uuid.uuid4()
+        self.assertEqual(204, self.send(
+            'PUT', earlier, allocation_body(self.provider)).status)
+        self.assertEqual(204, self.send('DELETE', earlier, None).status)
 
     def send(self, method, path, body):
         sent = time.monotonic()
