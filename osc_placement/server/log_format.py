@@ -83,19 +83,11 @@ class ContextFormatter(formatters.ContextFormatter):
         second = int(created)
         cached_second, text = self._stamp
         if cached_second != second:
-            text = self.formatTime(_AtSecond(second), self.datefmt)
+            text = self.formatTime(logging.makeLogRecord(
+                {'created': second}), self.datefmt)
             # One assignment: another thread reads either pair whole.
             self._stamp = (second, text)
         return text
-
-
-class _AtSecond:
-    """What ``formatTime`` reads of a record: its time."""
-
-    __slots__ = ('created',)
-
-    def __init__(self, created):
-        self.created = created
 
 
 def _user_identity(context):

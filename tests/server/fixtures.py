@@ -15,6 +15,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import unittest
 import uuid
 
 from gabbi import fixture
@@ -63,6 +64,21 @@ def database():
             if hasattr(url, 'render_as_string') else url
         _state['db'] = db_engine.Database(engine)
     return _state['db']
+
+
+def backend_name():
+    """The suite's database kind: 'sqlite', 'postgresql' or 'mysql'."""
+    url = os.environ.get(DB_URL_ENV)
+    return sa.engine.make_url(url).get_backend_name() if url else 'sqlite'
+
+
+def on_postgresql_only(standard_tests):
+    """A ``load_tests`` answer: ``standard_tests`` in the suite's
+    PostgreSQL pass, nothing in the others."""
+    suite = unittest.TestSuite()
+    if backend_name() == 'postgresql':
+        suite.addTests(standard_tests)
+    return suite
 
 
 @contextlib.contextmanager

@@ -280,8 +280,8 @@ class TestClaimInOneTrip(AllocationTestCase):
                 self)
 
     def assertTrips(self, expected):
-        """The round trips of the last request, by their first statement
-        (PostgreSQL only), and forget them."""
+        """The round trips of the last request, by the statements they
+        carried (PostgreSQL only), and forget them."""
         if self.trips is None:
             return
         kinds = [_trip_kind(' '.join(texts)) for texts, _, _ in self.trips]

@@ -12,37 +12,19 @@ In the suite's PostgreSQL pass only (``load_tests``)::
         .venv/bin/python -m testtools.run tests.server.test_claim_in_one_trip
 """
 
-import os
 import threading
-import unittest
 import uuid as uuidlib
 
-import sqlalchemy as sa
-
 from osc_placement.server.db import pipeline
-from osc_placement.server.db import tables
 from osc_placement.server.objects import allocation as alloc_obj
-from osc_placement.server.objects import resource_class
+from tests.server import fixtures as server_fixtures
 from tests.server import test_allocations
 
 
 def _statements(conn, write):
-    """The one-trip claim's (lock, claim) statements with the
-    parameters _claimed_in_one_trip gives them for ``write``."""
-    [(uuid, resources)] = write.allocations.items()
-    class_ids = resource_class.ids_for(conn, sorted(resources))
-    lock, claim = alloc_obj._one_trip_statements(conn.dialect)
-    params = {
-        'now': tables.utcnow(), 'consumer_uuids': [write.uuid],
-        'project_names': [write.project_id], 'user_names': [write.user_id],
-        'type_names': [write.consumer_type],
-        'allocation_consumers': [write.uuid] * len(resources),
-        'allocation_providers': [uuid] * len(resources),
-        'allocation_classes': [class_ids[n] for n in resources],
-        'allocation_used': list(resources.values())}
-    return ((lock[0], dict(lock[1], uuids=[uuid], lock_uuids=[uuid],
-                           consumers=[write.uuid])),
-            (claim[0], dict(claim[1], **params)))
+    """The one-trip claim's (lock, claim) statements for ``write``."""
+    return alloc_obj._one_trip_statements(conn, [write],
+                                          list(write.allocations))
 
 
 class TestUnlockedProvider(test_allocations.AllocationTestCase):
@@ -95,9 +77,4 @@ class TestUnlockedProvider(test_allocations.AllocationTestCase):
 
 
 def load_tests(loader, standard_tests, pattern):
-    """Only in the PostgreSQL pass of the suite."""
-    suite = unittest.TestSuite()
-    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '')
-    if url and sa.engine.make_url(url).get_backend_name() == 'postgresql':
-        suite.addTests(standard_tests)
-    return suite
+    return server_fixtures.on_postgresql_only(standard_tests)

@@ -69,11 +69,6 @@ CONFLICT_TEXT = 'consumer generation conflict'
 _PORTS = {'postgresql': 5432, 'mysql': 3306}
 
 
-def _test_backend():
-    url = os.environ.get(server_fixtures.DB_URL_ENV)
-    return sa.engine.make_url(url).get_backend_name() if url else 'sqlite'
-
-
 class Answer:
     """One request's answer, and when it was sent and answered."""
 
@@ -748,7 +743,8 @@ def load_tests(loader, standard_tests, pattern):
     """Only in the PostgreSQL and MariaDB/MySQL passes of the suite."""
     cases = {'postgresql': (TestReadOnlyPostgreSQL,
                             TestPipelineOnPostgreSQL),
-             'mysql': (TestReadOnlyMariaDB,)}.get(_test_backend())
+             'mysql': (TestReadOnlyMariaDB,)}.get(
+                 server_fixtures.backend_name())
     suite = unittest.TestSuite()
     if cases is not None:
         for case in (TestClassification, TestLostCommit,

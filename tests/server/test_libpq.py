@@ -13,9 +13,7 @@ In the suite's PostgreSQL pass only (``load_tests``)::
 
 import datetime
 import decimal
-import os
 import tempfile
-import unittest
 
 import fixtures
 import psycopg
@@ -294,9 +292,4 @@ def _remember_one(dbapi_conn, record):
 
 
 def load_tests(loader, standard_tests, pattern):
-    """Only in the PostgreSQL pass of the suite."""
-    suite = unittest.TestSuite()
-    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '')
-    if url and sa.engine.make_url(url).get_backend_name() == 'postgresql':
-        suite.addTests(standard_tests)
-    return suite
+    return server_fixtures.on_postgresql_only(standard_tests)

@@ -4,10 +4,7 @@
 through their indexes. Needs a PostgreSQL server
 (OSC_PLACEMENT_TEST_DB_URL)."""
 
-import os
-import unittest
 
-import sqlalchemy as sa
 import testtools
 
 from osc_placement.server.db import tables
@@ -70,7 +67,4 @@ class TestGenericPlansUseIndexes(testtools.TestCase):
 
 def load_tests(loader, standard_tests, pattern):
     """PostgreSQL only: the settings are PostgreSQL's."""
-    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '') or 'sqlite://'
-    if sa.engine.make_url(url).get_backend_name() == 'postgresql':
-        return standard_tests
-    return unittest.TestSuite()
+    return api_fixtures.on_postgresql_only(standard_tests)

@@ -33,7 +33,6 @@ import urllib.error
 import urllib.request
 
 import fixtures
-import sqlalchemy as sa
 import testtools
 from testtools import content
 
@@ -47,11 +46,6 @@ WRITE_SECONDS = 15
 QUORUM_LOSS_SECONDS = 60
 THREADS = 12
 PROVIDERS = 12
-
-
-def _test_backend():
-    url = os.environ.get(api_fixtures.DB_URL_ENV)
-    return sa.engine.make_url(url).get_backend_name() if url else 'sqlite'
 
 
 class ReplicatedWritesMixin:
@@ -158,7 +152,8 @@ def load_tests(loader, standard_tests, pattern):
     case in the MariaDB/MySQL pass, the PostgreSQL case in the
     PostgreSQL pass), none in the SQLite pass."""
     wanted = {'mysql': TestGalera,
-              'postgresql': TestTwoServersOnPostgreSQL}.get(_test_backend())
+              'postgresql': TestTwoServersOnPostgreSQL}.get(
+                  api_fixtures.backend_name())
     suite = unittest.TestSuite()
     if wanted is not None:
         suite.addTests(loader.loadTestsFromTestCase(wanted))

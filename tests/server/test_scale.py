@@ -14,6 +14,7 @@ import testtools
 
 from benchmarks import databases
 from benchmarks import scale
+from tests.server import fixtures as server_fixtures
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -259,15 +260,10 @@ class TestWholeRun(testtools.TestCase):
         self.assertEqual('pass', answers[0].split('|')[-2].strip())
 
 
-def _on_postgresql():
-    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '') or 'sqlite://'
-    return sa.engine.make_url(url).get_backend_name() == 'postgresql'
-
-
 def load_tests(loader, standard_tests, pattern):
     """The whole run in the PostgreSQL pass only: benchmarks.scale runs
     on PostgreSQL alone."""
-    if _on_postgresql():
+    if server_fixtures.backend_name() == 'postgresql':
         return standard_tests
     suite = unittest.TestSuite()
     for test in testtools.iterate_tests(standard_tests):

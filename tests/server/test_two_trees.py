@@ -5,7 +5,6 @@ this tree as its own baseline: needs a PostgreSQL server
 
 import io
 import os
-import unittest
 
 import fixtures
 import sqlalchemy as sa
@@ -13,6 +12,7 @@ import testtools
 
 from benchmarks import databases
 from benchmarks import two_trees
+from tests.server import fixtures as server_fixtures
 
 
 class TestWholeRun(testtools.TestCase):
@@ -57,7 +57,4 @@ class TestRequestNames(testtools.TestCase):
 
 def load_tests(loader, standard_tests, pattern):
     """PostgreSQL only: the benchmark runs on PostgreSQL alone."""
-    url = os.environ.get('OSC_PLACEMENT_TEST_DB_URL', '') or 'sqlite://'
-    if sa.engine.make_url(url).get_backend_name() == 'postgresql':
-        return standard_tests
-    return unittest.TestSuite()
+    return server_fixtures.on_postgresql_only(standard_tests)

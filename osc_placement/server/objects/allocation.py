@@ -283,12 +283,18 @@ def _check_providers_exist(named, providers):
                 "exist." % uuid)
 
 
-def _class_ids(conn, writes, messages):
+def _class_names(writes):
+    """The class names the writes allocate, first use first."""
     names = []
     for write in writes:
         for resources in write.allocations.values():
             names.extend(n for n in resources if n not in names)
-    return resource_class.require_ids(conn, names, messages.unknown_class,
+    return names
+
+
+def _class_ids(conn, writes, messages):
+    return resource_class.require_ids(conn, _class_names(writes),
+                                      messages.unknown_class,
                                       messages.fields)
 
 
@@ -581,47 +587,55 @@ def _typed_arrays(**types):
 def _claimed_in_one_trip(conn, writes, named):
     """A scheduler's claim (new consumers, each with allocations, on
     PostgreSQL through psycopg) in one round trip: the BEGIN, the locks
-    _read_for_claim takes, one statement that writes only if every check
-    of the general path would pass, and the COMMIT. Whether it wrote; if
-    not (a check failed, or might, as for a project not seen yet), the
-    empty transaction is committed and the general path answers in a
-    new one.
-
-    The statement reads the usage once the locks are granted, and checks
-    every amount's units (the general path, each class's first). Its
-    generation swap guards a provider it did not lock (none is while a
-    named consumer exists): a lost swap inserts nothing, and the write
-    re-runs."""
+    _read_for_claim takes, _CLAIM_IN_ONE and the COMMIT. Whether it
+    wrote; if not (a check failed, or might, as for a project not seen
+    yet), the empty transaction is committed and the general path
+    answers in a new one."""
     if not (pipeline.available(conn) and writes
             and all(w.allocations and w.generation in _NEW_CONSUMER
                     and _amounts_are_integers(w) for w in writes)):
         return False
-    names = sorted({name for w in writes
-                    for resources in w.allocations.values()
-                    for name in resources})
-    class_ids = resource_class.ids_for(conn, names)
-    if len(class_ids) != len(names):
+    statements = _one_trip_statements(conn, writes, named)
+    if statements is None:
         return False
-    lock, claim = _one_trip_statements(conn.dialect)
-    uuids, consumers = sorted(named), sorted(w.uuid for w in writes)
-    rows = [(w.uuid, uuid, class_ids[name], amount) for w in writes
-            for uuid, resources in w.allocations.items()
-            for name, amount in resources.items()]
-    params = {
-        'now': tables.utcnow(), 'consumer_uuids': [w.uuid for w in writes],
-        'project_names': [w.project_id for w in writes],
-        'user_names': [w.user_id for w in writes],
-        'type_names': [w.consumer_type for w in writes]}
-    for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
-        params['allocation_' + name] = [row[i] for row in rows]
-    _, [(claimed, swapped)] = pipeline.run(conn, [
-        (lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
-                       consumers=consumers)),
-        (claim[0], dict(claim[1], **params))], commit=True)
+    _, [(claimed, swapped)] = pipeline.run(conn, statements, commit=True)
     if claimed and not swapped:
         # See _write_new_consumers: nothing inserted, the request re-runs.
         raise db_engine.Retry()
     return claimed
+
+
+def _one_trip_statements(conn, writes, named):
+    """The locks and _CLAIM_IN_ONE, (text, parameters) each, for the
+    claim of ``writes`` naming the providers ``named``; None if a class
+    it names is unknown (the general path's 400)."""
+    names = _class_names(writes)
+    class_ids = resource_class.ids_for(conn, names)
+    if len(class_ids) != len(names):
+        return None
+    lock, claim = _one_trip_texts(conn.dialect)
+    uuids = sorted(named)
+    params = dict(
+        claim[1], now=tables.utcnow(),
+        consumer_uuids=[w.uuid for w in writes],
+        project_names=[w.project_id for w in writes],
+        user_names=[w.user_id for w in writes],
+        type_names=[w.consumer_type for w in writes],
+        **_allocation_arrays(writes, class_ids, lambda uuid: uuid))
+    return [(lock[0], dict(lock[1], uuids=uuids, lock_uuids=uuids,
+                           consumers=sorted(w.uuid for w in writes))),
+            (claim[0], params)]
+
+
+def _allocation_arrays(writes, class_ids, provider_of):
+    """The ``allocation_*`` arrays of the writes' rows, a column each,
+    each row's provider as ``provider_of(its uuid)`` gives it."""
+    rows = [(w.uuid, provider_of(uuid), class_ids[name], amount)
+            for w in writes for uuid, resources in w.allocations.items()
+            for name, amount in resources.items()]
+    return {'allocation_' + name: [row[i] for row in rows]
+            for i, name in enumerate(('consumers', 'providers', 'classes',
+                                      'used'))}
 
 
 def _amounts_are_integers(write):
@@ -638,13 +652,17 @@ def _amounts_are_integers(write):
 _NEW_CONSUMER = (None, consumer_obj.UNCHECKED)
 
 # The claim's checks and writes as one statement, run once the locks
-# are granted. ``claimed`` is true only if every named provider,
+# are granted, so that it reads the usage as the general path does; it
+# checks every amount's units where that path checks each class's
+# first. ``claimed`` is true only if every named provider,
 # project and user (and consumer type, if named) exists, no named
 # consumer does, and each amount fits its inventory's units and, summed
 # per provider and class, its capacity beside the usage read here. The
 # writes are those of _ADD_NEW_CONSUMERS, with its compare-and-swap of
 # the generations read here: ``swapped`` is false if a provider changed
-# after this statement's snapshot, and then nothing was inserted.
+# after this statement's snapshot (one the locks did not cover: none is
+# locked while a named consumer exists), and then nothing was inserted
+# and the write re-runs.
 _CLAIM_IN_ONE = sa.text("""
 WITH named_consumers AS (
     SELECT c.uuid, p.id AS project_id, u.id AS user_id,
@@ -722,7 +740,7 @@ SELECT claimed, swapped FROM verdict, swap
 _ONE_TRIP_TEXTS = {}
 
 
-def _one_trip_statements(dialect):
+def _one_trip_texts(dialect):
     """The (text, parameters) of the locks and of _CLAIM_IN_ONE."""
     texts = _ONE_TRIP_TEXTS.get(dialect.name)
     if texts is None:
@@ -791,9 +809,6 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers,
     consumer of the claim appeared between its probe and its locks, and
     then the insert fails the consumer's unique key anyway."""
     ordered = sorted(bumped, key=lambda p: p['id'])
-    rows = [(w.uuid, providers[uuid]['id'], class_ids[name], amount)
-            for w in writes for uuid, resources in w.allocations.items()
-            for name, amount in resources.items()]
     types = ids['type']
     params = {
         'now': tables.utcnow(),
@@ -805,8 +820,8 @@ def _write_new_consumers(conn, writes, ids, class_ids, bumped, providers,
         'type_ids': [None if w.consumer_type is None
                      else types[w.consumer_type] for w in writes],
     }
-    for i, name in enumerate(('consumers', 'providers', 'classes', 'used')):
-        params['allocation_' + name] = [row[i] for row in rows]
+    params.update(_allocation_arrays(
+        writes, class_ids, lambda uuid: providers[uuid]['id']))
     params['swaps'] = len(ordered)
     if commit:
         text, defaults = _add_new_consumers_text(conn.dialect)
